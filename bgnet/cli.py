@@ -1,0 +1,49 @@
+"""The ``bgnet`` command: one subcommand per thing a user does."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _cmd_moves(argv: list[str]) -> int:
+    from bgnet.engine.api import legal_moves
+
+    p = argparse.ArgumentParser(prog="bgnet moves", description="List every legal move of a position.")
+    p.add_argument("position_id", help="GNU Backgammon Position ID (14 characters)")
+    p.add_argument("dice", help="the roll, e.g. 31 or 3-1")
+    a = p.parse_args(argv)
+    digits = [c for c in a.dice if c.isdigit()]
+    if len(digits) != 2 or not all("1" <= c <= "6" for c in digits):
+        p.error(f"dice must be two numbers from 1 to 6, e.g. 31; got {a.dice!r}")
+    try:
+        moves = legal_moves(a.position_id, int(digits[0]), int(digits[1]))
+    except ValueError as e:
+        p.error(str(e))
+    if not moves:
+        print("no legal move: the turn passes")
+    for i, (text, pid) in enumerate(moves, 1):
+        print(f"{i:4d}. {text:<28s} {pid}")
+    return 0
+
+
+COMMANDS = {
+    "moves": (_cmd_moves, "list the legal moves of a position"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: bgnet <command> [args]\n\ncommands:")
+        for name, (_, help_) in COMMANDS.items():
+            print(f"  {name:<16s} {help_}")
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"bgnet: unknown command {name!r}; try 'bgnet --help'", file=sys.stderr)
+        return 2
+    return COMMANDS[name][0](rest) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The board and its one convention, shared by every part of bgnet.
+
+A position is a numpy ``int8`` array of shape ``(2, 25)``, the layout GNU Backgammon's
+``gnubg_nn`` module uses:
+
+* ``board[1]`` is the side ON ROLL ("me"), ``board[0]`` the opponent.
+* ``side[i]`` for ``i`` in 0..23 is that side's checkers on its OWN point ``i + 1``; every side
+  counts from its own 1-point (deepest point of its home board) and moves from high index to low.
+* ``side[24]`` is that side's bar. Borne off = 15 - sum(side).
+* My point ``p`` is the opponent's point ``25 - p``: my index ``i`` is the opponent's ``23 - i``.
+
+After a move, the mover's afterstate is still written ``[opponent, mover]``; the position with the
+opponent on roll is :func:`swap` of it.
+
+>>> b = start_position()
+>>> pip_counts(b)
+(167, 167)
+>>> int(b[1, 5]), int(b[1, 23])
+(5, 2)
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+NUM_POINTS = 24
+BAR = 24
+NUM_CHECKERS = 15
+OPP, ME = 0, 1
+
+BoardArray = np.ndarray  # int8[2, 25]
+
+
+def start_position() -> np.ndarray:
+    """The standard starting position, either side on roll (it is symmetric)."""
+    side = np.zeros(25, dtype=np.int8)
+    side[5], side[7], side[12], side[23] = 5, 3, 5, 2
+    return np.stack([side, side.copy()])
+
+
+def as_board(board) -> np.ndarray:
+    """Coerce a 2x25 nested list / array to a fresh int8 board, checking it is a legal position."""
+    arr = np.asarray(board)
+    if arr.shape != (2, 25):
+        raise ValueError(f"a board has shape (2, 25) (opponent, player on roll); got {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise ValueError("checker counts must be whole numbers")
+    out = arr.astype(np.int8)
+    check_board(out)
+    return out
+
+
+def check_board(board: np.ndarray) -> None:
+    """Raise ValueError naming what is wrong with a position (counts, overlaps)."""
+    names = ("opponent", "player on roll")
+    for s in (OPP, ME):
+        side = board[s]
+        if np.any(side < 0):
+            raise ValueError(f"{names[s]} has a negative checker count at index {int(np.argmin(side))}")
+        total = int(side.sum())
+        if total > NUM_CHECKERS:
+            raise ValueError(f"{names[s]} has {total} checkers on the board; at most 15 are allowed")
+    both = [i for i in range(24) if board[ME, i] > 0 and board[OPP, 23 - i] > 0]
+    if both:
+        raise ValueError(
+            "both colours on one point: player on roll's point(s) "
+            + ", ".join(str(i + 1) for i in both)
+        )
+
+
+def swap(board: np.ndarray) -> np.ndarray:
+    """The same position seen by the other side (the opponent on roll)."""
+    return board[::-1].copy()
+
+
+def borne_off(board: np.ndarray) -> tuple[int, int]:
+    """Checkers borne off by (opponent, player on roll)."""
+    return NUM_CHECKERS - int(board[OPP].sum()), NUM_CHECKERS - int(board[ME].sum())
+
+
+def pip_counts(board: np.ndarray) -> tuple[int, int]:
+    """Pip counts of (player on roll, opponent); the bar counts 25 pips."""
+    w = np.arange(1, 26)
+    return int((board[ME].astype(np.int64) * w).sum()), int((board[OPP].astype(np.int64) * w).sum())
+
+
+@njit(cache=True)
+def game_result(board) -> int:
+    """Points won by the side in ``board[1]`` if it has borne off all checkers, else 0.
+
+    1 single, 2 gammon (loser bore off none), 3 backgammon (loser bore off none and has a checker
+    on the bar or in the winner's home board, i.e. its own points 19-24).
+    """
+    for i in range(25):
+        if board[1, i] != 0:
+            return 0
+    opp_total = 0
+    for i in range(25):
+        opp_total += board[0, i]
+    if opp_total < 15:
+        return 1
+    for i in range(18, 25):
+        if board[0, i] > 0:
+            return 3
+    return 2
+
+
+def is_race(board: np.ndarray) -> bool:
+    """True when contact is over: no checker of mine is behind an opposing checker."""
+    return bool(_is_race(board))
+
+
+@njit(cache=True)
+def _is_race(board) -> bool:
+    # My rearmost checker (highest index) against the opponent's rearmost, on my numbering.
+    my_back = -1
+    for i in range(24, -1, -1):
+        if board[1, i] > 0:
+            my_back = i
+            break
+    opp_back_on_my_index = 25  # opponent index j is my index 23 - j; its bar is "my -1"
+    for j in range(24, -1, -1):
+        if board[0, j] > 0:
+            opp_back_on_my_index = 23 - j
+            break
+    if my_back < 0 or opp_back_on_my_index == 25:
+        return True
+    return my_back < opp_back_on_my_index
