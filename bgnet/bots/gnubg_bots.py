@@ -1,0 +1,123 @@
+"""Reference opponents through GNU Backgammon's Python module ``gnubg_nn``: Tesauro's pubeval and
+GNU Backgammon's own network at a chosen search depth.
+
+``gnubg_nn`` is an optional dependency (``pip install 'bgnet[ref]'``) and is imported only when
+one of these bots is made. Both programs report their move as (from, to) steps; the afterstate is
+obtained by playing those steps on the board (compiled, for the whole batch at once).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bgnet.bots.base import Bot
+
+MISSING_REFERENCE = (
+    "the gnubg opponents need GNU Backgammon's Python packages: pip install 'bgnet[ref]'"
+)
+MAX_GNUBG_PLY = 3  # deeper searches take seconds per move through gnubg_nn
+_PAD = (-1,) * 8  # four (from, to) steps at most, -1 where there is none
+_PAD_PUB = [-2] * 8
+
+
+def import_gnubg_nn():
+    """The ``gnubg_nn`` module, or an ImportError saying how to install it."""
+    try:
+        import gnubg_nn
+    except ImportError as e:
+        raise ImportError(MISSING_REFERENCE) from e
+    return gnubg_nn
+
+
+@njit(cache=True)
+def play_steps(boards, steps):
+    """Afterstates ``[opponent, mover_after]`` of playing ``steps[n]`` on ``boards[n]``.
+
+    Steps are (from, to) pairs in GNU Backgammon's numbering from the mover's view (25 = bar,
+    0 = off), padded with -1, one pair per die, as the reference programs report them. A blot on
+    the landing point is hit (sent to the opponent's bar).
+    """
+    n = boards.shape[0]
+    out = boards.copy()
+    for r in range(n):
+        for k in range(steps.shape[1]):
+            frm = steps[r, k, 0]
+            to = steps[r, k, 1]
+            if frm < 0:
+                break
+            if frm < 1 or frm > 25 or to < 0 or to > 24 or out[r, 1, frm - 1] <= 0:
+                raise ValueError("a reference program reported a step from an empty or unknown point")
+            out[r, 1, frm - 1] -= 1
+            if to > 0:
+                out[r, 1, to - 1] += 1
+                j = 24 - to  # my index to - 1 is the opponent's index 23 - (to - 1)
+                if out[r, 0, j] == 1:
+                    out[r, 0, j] = 0
+                    out[r, 0, 24] += 1
+    return out
+
+
+def _check_batch(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    dice = np.asarray(dice)
+    if boards.ndim != 3 or boards.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (N, 2, 25); got {boards.shape}")
+    if dice.shape != (len(boards), 2):
+        raise ValueError(f"dice must have shape ({len(boards)}, 2) to match the boards; got {dice.shape}")
+    return boards, dice
+
+
+class PubevalBot(Bot):
+    """Tesauro's public linear evaluator (``gnubg_nn.pub_best_move``): the classic yardstick."""
+
+    name = "pubeval"
+
+    def __init__(self):
+        self._g = import_gnubg_nn()
+
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+        boards, dice = _check_batch(boards, dice)
+        best = self._g.pub_best_move
+        # Flat 0-based list [from, to, from, to, ...], 24 = bar, -1 = off: adding 1 gives gnubg's
+        # 1-based numbering (25 = bar, 0 = off); padding with -2 becomes the -1 of "no step".
+        rows = []
+        for b, (d1, d2) in zip(boards.tolist(), dice.tolist()):
+            flat = best(b, d1, d2)
+            rows.append(flat + _PAD_PUB[len(flat):])
+        steps = (np.array(rows, np.int8).reshape(-1, 4, 2) + 1).astype(np.int8)
+        return play_steps(boards, steps), steps
+
+
+class GnubgBot(Bot):
+    """GNU Backgammon's network through ``gnubg_nn.best_move`` at ``ply`` (0 = the raw net)."""
+
+    def __init__(self, ply: int = 0):
+        if not isinstance(ply, (int, np.integer)) or not 0 <= ply <= MAX_GNUBG_PLY:
+            raise ValueError(f"gnubg ply must be a whole number from 0 to {MAX_GNUBG_PLY}; got {ply!r}")
+        self.ply = int(ply)
+        self.name = f"gnubg:{self.ply}"
+        self._g = import_gnubg_nn()
+
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+        boards, dice = _check_batch(boards, dice)
+        best = self._g.best_move
+        ply = self.ply
+        rows = []
+        for b, (d1, d2) in zip(boards.tolist(), dice.tolist()):
+            flat = sum(best(b, d1, d2, ply), ())  # ((from, to), ...) -> (from, to, ...)
+            rows.append(flat + _PAD[len(flat):])
+        steps = np.array(rows, np.int8).reshape(-1, 4, 2)
+        return play_steps(boards, steps), steps
+
+    def evaluate(self, boards: np.ndarray) -> np.ndarray:
+        """Cubeless probabilities for the side on roll at this bot's ply (gnubg order)."""
+        boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 2, 25)
+        probs = self._g.probabilities
+        return np.array([probs(b, self.ply) for b in boards.tolist()], dtype=np.float64).reshape(-1, 5)
+
+
+def money_equity(probs: np.ndarray) -> np.ndarray:
+    """Cubeless money equity E = 2w - 1 + wg - lg + wbg - lbg of gnubg-ordered probabilities
+    (win, win gammon, win backgammon, lose gammon, lose backgammon; gammons included in win)."""
+    p = np.asarray(probs, dtype=np.float64)
+    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]

@@ -1,0 +1,111 @@
+"""Command lines of the measuring tools: ``bgnet eval``, ``bgnet bench`` and ``bgnet tournament``."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "
+            "opponent: random, random:SEED, pubeval, gnubg:0, gnubg:1, gnubg:2")
+
+
+def _load(spec: str, device: str, parser: argparse.ArgumentParser):
+    """Load a bot, turning the expected failures into a one-line error and exit status 2."""
+    from bgnet.bots import load_bot
+
+    try:
+        return load_bot(spec, device=device)
+    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
+        parser.error(str(e))
+
+
+def eval_main(argv: list[str]) -> int:
+    """``bgnet eval A B --games N``: a head-to-head match, summary printed and written as JSON."""
+    p = argparse.ArgumentParser(
+        prog="bgnet eval",
+        description="Play cubeless money games between two bots and report A's points per game.",
+    )
+    p.add_argument("a", metavar="A", help=BOT_HELP)
+    p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
+    p.add_argument("--games", type=int, default=1000, help="number of games (default 1000; "
+                   "rounded up to an even number with duplicate dice)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    p.add_argument("--json", metavar="PATH", help="also write the result to this JSON file")
+    p.add_argument("--no-duplicate", action="store_true",
+                   help="independent dice for every game instead of mirrored pairs")
+    p.add_argument("--batch", type=int, default=2048, help="games in flight at once (default 2048)")
+    p.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    a = p.parse_args(argv)
+    if a.games < 1:
+        p.error(f"--games must be at least 1; got {a.games}")
+    if a.batch < 1:
+        p.error(f"--batch must be at least 1; got {a.batch}")
+    duplicate = not a.no_duplicate
+    games = a.games + (a.games % 2 if duplicate else 0)
+    if games != a.games:
+        print(f"duplicate dice play games in pairs: playing {games} games", file=sys.stderr)
+    bot_a = _load(a.a, a.device, p)
+    bot_b = _load(a.b, a.device, p)
+    from bgnet.evaluate.match import play_games
+
+    try:
+        result = play_games(bot_a, bot_b, games, seed=a.seed, duplicate=duplicate, batch=a.batch,
+                            progress=not a.quiet)
+    finally:
+        bot_a.close()
+        bot_b.close()
+    print(result.summary())
+    if a.json:
+        result.to_json(a.json)
+        print(f"written to {a.json}")
+    return 0
+
+
+def bench_main(argv: list[str]) -> int:
+    """``bgnet bench er [--bot SPEC]``: benchmarks, one subcommand each."""
+    p = argparse.ArgumentParser(prog="bgnet bench", description="Benchmarks of playing strength.")
+    sub = p.add_subparsers(dest="what", metavar="{er}")
+    er = sub.add_parser("er", help="checker-play error rate against GNU Backgammon 2-ply equities",
+                        description="Mean equity lost per checker-play decision, in millipoints, "
+                                    "measured on a shipped file of decisions whose every legal move "
+                                    "was valued by GNU Backgammon at 2-ply; gnubg 0-ply and pubeval "
+                                    "are measured on the same decisions for comparison.")
+    er.add_argument("--bot", action="append", default=[], metavar="SPEC",
+                    help=f"a bot to measure (repeatable): {BOT_HELP}")
+    er.add_argument("--file", help="benchmark file (default: the one shipped with bgnet)")
+    er.add_argument("--no-reference", action="store_true",
+                    help="do not measure gnubg 0-ply and pubeval alongside")
+    er.add_argument("--limit", type=int, help="use only the first N decisions")
+    er.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
+    er.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    a = p.parse_args(argv)
+    if a.what != "er":
+        p.print_help()
+        return 2
+    from bgnet.evaluate import er as er_mod
+
+    try:
+        bench = er_mod.load_benchmark(a.file)
+    except (FileNotFoundError, ValueError) as e:
+        er.error(str(e))
+    if a.limit is not None:
+        if a.limit < 1:
+            er.error(f"--limit must be at least 1; got {a.limit}")
+        bench = bench.head(a.limit)
+    specs = list(a.bot)
+    if not a.no_reference:
+        specs += [s for s in er_mod.REFERENCE_BOTS if s not in specs]
+    if not specs:
+        er.error("nothing to measure: give --bot SPEC, or drop --no-reference")
+    rows = []
+    for spec in specs:
+        bot = _load(spec, a.device, er)
+        try:
+            rows.append(er_mod.error_rate(bot, bench, name=spec))
+        finally:
+            bot.close()
+    print(er_mod.format_table(rows, bench))
+    if a.json:
+        er_mod.write_json(a.json, rows, bench)
+        print(f"written to {a.json}")
+    return 0

@@ -1,0 +1,171 @@
+"""Checker-play error rate: how much equity a bot gives away per decision, against a reference.
+
+The benchmark file holds decisions (a position and a roll with at least two legal moves) and, for
+every legal move of each, a reference equity from GNU Backgammon at 2-ply (see
+``scripts/build_er_benchmark.py``). A bot's error on a decision is the best move's equity minus
+the equity of the move it chose; its error rate is the mean over decisions, in millipoints
+(thousandths of a point), the unit GNU Backgammon's own benchmarks use.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from bgnet.bots.base import Bot
+
+DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "data", "er_benchmark.npz")
+REFERENCE_BOTS = ("gnubg:0", "pubeval")
+# gnubg_nn.classify values grouped into the phases GNU Backgammon's benchmarks report.
+PHASES = {"contact": (5,), "crashed": (4,), "race": (1, 2, 3)}
+BATCH = 512  # decisions handed to a bot at once
+
+
+@dataclass
+class ErBenchmark:
+    """Decisions and the reference equity of each of their legal moves.
+
+    Move rows of decision ``d`` are ``offsets[d]:offsets[d + 1]`` of ``after`` / ``equity``.
+    """
+
+    boards: np.ndarray  # int8[D, 2, 25], the side on roll in boards[:, 1]
+    dice: np.ndarray  # int8[D, 2]
+    offsets: np.ndarray  # int64[D + 1]
+    after: np.ndarray  # int8[M, 2, 25], written [opponent, mover_after]
+    equity: np.ndarray  # float32[M], the mover's cubeless money equity after each move
+    phase: np.ndarray  # int8[D], gnubg_nn.classify of the position
+    source: np.ndarray  # int8[D], index into ``sources``: whose self-play produced it
+    sources: tuple[str, ...] = ()
+    reference: str = ""
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    def head(self, n: int) -> "ErBenchmark":
+        """The first ``n`` decisions."""
+        n = min(int(n), len(self))
+        m = int(self.offsets[n])
+        return ErBenchmark(self.boards[:n], self.dice[:n], self.offsets[: n + 1], self.after[:m],
+                           self.equity[:m], self.phase[:n], self.source[:n], self.sources,
+                           self.reference)
+
+    def best_equity(self) -> np.ndarray:
+        """Equity of the best move of every decision."""
+        return np.maximum.reduceat(self.equity.astype(np.float64), self.offsets[:-1])
+
+
+def save_benchmark(path: str, boards, dice, afters: list, equities: list, phase, source,
+                   sources=(), reference: str = "") -> None:
+    """Write a benchmark file (compressed .npz) from per-decision lists of moves and equities."""
+    if not (len(boards) == len(dice) == len(afters) == len(equities) == len(phase) == len(source)):
+        raise ValueError("boards, dice, moves, equities, phases and sources must have one entry per decision")
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in afters])]).astype(np.int64)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.npz"
+    np.savez_compressed(
+        tmp, boards=np.asarray(boards, np.int8), dice=np.asarray(dice, np.int8), offsets=offsets,
+        after=np.concatenate(afters).astype(np.int8),
+        equity=np.concatenate(equities).astype(np.float32),
+        phase=np.asarray(phase, np.int8), source=np.asarray(source, np.int8),
+        sources=np.array(list(sources)), reference=np.array(reference),
+    )
+    os.replace(tmp, path)
+
+
+def load_benchmark(path: str | None = None) -> ErBenchmark:
+    """Read a benchmark file (the shipped one by default), checking its arrays agree."""
+    path = path or DEFAULT_PATH
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"no error-rate benchmark file at {path!r}; build one with scripts/build_er_benchmark.py"
+        )
+    with np.load(path) as z:
+        missing = {"boards", "dice", "offsets", "after", "equity", "phase", "source"} - set(z.files)
+        if missing:
+            raise ValueError(f"{path!r} is not an error-rate benchmark: it lacks {sorted(missing)}")
+        b = ErBenchmark(z["boards"], z["dice"], z["offsets"], z["after"], z["equity"], z["phase"],
+                        z["source"], tuple(str(s) for s in z["sources"]) if "sources" in z.files else (),
+                        str(z["reference"]) if "reference" in z.files else "")
+    d = len(b.boards)
+    if b.offsets.shape != (d + 1,) or b.offsets[-1] != len(b.after) or len(b.equity) != len(b.after):
+        raise ValueError(f"{path!r} is inconsistent: offsets, moves and equities do not line up")
+    if np.any(np.diff(b.offsets) < 2):
+        raise ValueError(f"{path!r} has a decision with fewer than two legal moves")
+    return b
+
+
+@njit(cache=True)
+def locate_moves(after, offsets, chosen):
+    """Row of ``chosen[d]`` among the moves of decision d, or -1 if it is not one of them."""
+    n = offsets.shape[0] - 1
+    out = np.full(n, -1, np.int64)
+    for d in range(n):
+        for r in range(offsets[d], offsets[d + 1]):
+            same = True
+            for s in range(2):
+                for i in range(25):
+                    if after[r, s, i] != chosen[d, s, i]:
+                        same = False
+                        break
+                if not same:
+                    break
+            if same:
+                out[d] = r
+                break
+    return out
+
+
+def decision_losses(bot: Bot, bench: ErBenchmark) -> np.ndarray:
+    """Equity the bot loses on each decision (best move's equity minus its move's)."""
+    chosen = np.empty_like(bench.boards)
+    for lo in range(0, len(bench), BATCH):
+        hi = min(lo + BATCH, len(bench))
+        chosen[lo:hi] = bot.choose_moves(bench.boards[lo:hi], bench.dice[lo:hi].astype(np.int64))[0]
+    rows = locate_moves(bench.after, bench.offsets, chosen)
+    bad = np.flatnonzero(rows < 0)
+    if len(bad):
+        raise RuntimeError(
+            f"{getattr(bot, 'name', 'the bot')} played a move that is not legal in decision {int(bad[0])}"
+            f" ({len(bad)} decisions in all)"
+        )
+    return bench.best_equity() - bench.equity[rows].astype(np.float64)
+
+
+def error_rate(bot: Bot, bench: ErBenchmark, name: str | None = None) -> dict:
+    """Error rate in millipoints per decision, overall and by phase, with a 95 % interval."""
+    from bgnet.evaluate.stats import mean_ci95
+
+    loss = decision_losses(bot, bench) * 1000.0
+    mean, ci = mean_ci95(loss)
+    row = {"bot": name or getattr(bot, "name", type(bot).__name__), "decisions": len(loss),
+           "er": mean, "er_ci95": ci, "blunder_rate": float((loss > 80.0).mean())}
+    for phase, classes in PHASES.items():
+        sel = np.isin(bench.phase, classes)
+        row[f"er_{phase}"] = float(loss[sel].mean()) if sel.any() else float("nan")
+    return row
+
+
+def format_table(rows: list[dict], bench: ErBenchmark) -> str:
+    """The rows side by side: error rates in millipoints per decision."""
+    counts = {p: int(np.isin(bench.phase, c).sum()) for p, c in PHASES.items()}
+    head = (f"error rate, millipoints per decision ({len(bench)} decisions: "
+            + ", ".join(f"{counts[p]} {p}" for p in PHASES) + ")")
+    name_w = max([len("bot")] + [len(r["bot"]) for r in rows])
+    lines = [head, f"{'bot':<{name_w}s}  {'all':>14s}  " + "  ".join(f"{p:>8s}" for p in PHASES)
+             + f"  {'blunders':>8s}"]
+    for r in rows:
+        lines.append(f"{r['bot']:<{name_w}s}  {r['er']:7.1f} ± {r['er_ci95']:4.1f}  "
+                     + "  ".join(f"{r['er_' + p]:8.1f}" for p in PHASES)
+                     + f"  {100 * r['blunder_rate']:7.1f}%")
+    lines.append("blunders: decisions losing more than 80 millipoints")
+    return "\n".join(lines)
+
+
+def write_json(path: str, rows: list[dict], bench: ErBenchmark) -> None:
+    """Write the figures and the benchmark's description as JSON."""
+    with open(path, "w") as f:
+        json.dump({"decisions": len(bench), "reference": bench.reference, "results": rows}, f, indent=2)
+        f.write("\n")
