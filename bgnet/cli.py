@@ -26,8 +26,22 @@ def _cmd_moves(argv: list[str]) -> int:
     return 0
 
 
+def _cmd_eval(argv: list[str]) -> int:
+    from bgnet.evaluate.cli import eval_main
+
+    return eval_main(argv)
+
+
+def _cmd_bench(argv: list[str]) -> int:
+    from bgnet.evaluate.cli import bench_main
+
+    return bench_main(argv)
+
+
 COMMANDS = {
     "moves": (_cmd_moves, "list the legal moves of a position"),
+    "eval": (_cmd_eval, "play two bots against each other (points per game, 95 % interval)"),
+    "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate"),
 }
 
 
