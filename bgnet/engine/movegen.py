@@ -24,9 +24,15 @@ from numba import njit
 _rng = np.random.default_rng(0x5EED)
 ZOBRIST = _rng.integers(0, 2**63 - 1, size=(2, 25, 16), dtype=np.int64)
 
-RAW_CAPACITY = 1 << 15  # raw (pre-dedupe) sequences for one position; far above any real count
-_TABLE_BITS = 13
-_TABLE_SIZE = 1 << _TABLE_BITS
+# Distinct candidates of one position before filtering. Canonical ordering of doubles keeps this
+# far below the bound: a position can have at most C(25 + 3, 4) = 20,475 multisets of four steps.
+MAX_MOVES_PER_POSITION = 20_480
+DEPTH_SALT = _rng.integers(0, 2**63 - 1, size=5, dtype=np.int64)
+DIE_SALT = _rng.integers(0, 2**63 - 1, size=7, dtype=np.int64)
+# Deduplication hash tables: a small one that stays in cache for ordinary positions, and a
+# large one that a position switches to when it has very many candidates (open doubles).
+_SMALL_TABLE = 1 << 12
+_LARGE_TABLE = 1 << 16
 
 
 @njit(cache=True, inline="always")
@@ -56,29 +62,40 @@ def _dest(me, opp, src, die, outside):
 
 
 @njit(cache=True)
-def _generate_one(board, d1, d2, raw_boards, raw_moves, raw_depth, raw_die, raw_hash,
-                  out_boards, out_moves, out_n, table_key, table_idx, table_stamp, stamp):
-    """Append the distinct legal afterstates of one position to ``out_*``; return the new count."""
-    me = board[1].copy()
-    opp = board[0].copy()
+def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_key, out_n,
+                  tables, stamp, scratch):
+    """Append the distinct legal afterstates of one position to ``out_*``; return the new count.
+
+    Candidates are deduplicated as they are found, keyed by (afterstate, dice used, first die),
+    so that the "most dice" and "higher die" filters can still be applied afterwards.
+    """
+    me = scratch[0]
+    opp = scratch[1]
+    dice = scratch[2]
+    src_at = scratch[3]
+    dst_at = scratch[4]
+    hit_at = scratch[5]
+    child = scratch[6]
+    orig_me = scratch[7]
+    orig_opp = scratch[8]
     outside = 0
-    for k in range(6, 25):
-        outside += me[k]
     h = np.int64(0)
     for k in range(25):
+        me[k] = orig_me[k] = board[1, k]
+        opp[k] = orig_opp[k] = board[0, k]
         h ^= ZOBRIST[1, k, me[k]]
         h ^= ZOBRIST[0, k, opp[k]]
+        if k >= 6:
+            outside += me[k]
+    orig_outside = outside
 
     doubles = d1 == d2
     nsteps = 4 if doubles else 2
     norders = 1 if doubles else 2
-    dice = np.empty(4, np.int64)
-    src_at = np.empty(4, np.int64)
-    dst_at = np.empty(4, np.int64)
-    hit_at = np.empty(4, np.int64)
-    child = np.zeros(5, np.bool_)
-    n_raw = 0
+    first_n = out_n
     max_depth = 0
+    small_key, small_idx, small_stamp, big_key, big_idx, big_stamp = tables
+    tkey, tidx, tstamp = small_key, small_idx, small_stamp
 
     for order in range(norders):
         if doubles:
@@ -89,7 +106,7 @@ def _generate_one(board, d1, d2, raw_boards, raw_moves, raw_depth, raw_die, raw_
             dice[0], dice[1] = d2, d1
         depth = 0
         src_at[0] = 25  # next source to try at this depth is src_at[depth] - 1
-        child[0] = False
+        child[0] = 0
         while True:
             # Find the next legal step at this depth.
             found = False
@@ -97,11 +114,19 @@ def _generate_one(board, d1, d2, raw_boards, raw_moves, raw_depth, raw_die, raw_
             while s >= 0:
                 dd = _dest(me, opp, s, dice[depth], outside)
                 if dd != -2:
+                    if (order == 1 and depth == 1 and s != dst_at[0]
+                            and _dest(orig_me, orig_opp, s, dice[1], orig_outside) != -2):
+                        # The second order of a non-double repeats the first order's move when
+                        # the two steps are by different checkers and this step was already
+                        # legal before the other: skip it (it is there, from order one).
+                        child[depth] = 1
+                        s -= 1
+                        continue
                     found = True
                     break
                 s -= 1
             if found:
-                child[depth] = True
+                child[depth] = 1
                 # Apply the step, keeping the hash current.
                 src_at[depth] = s
                 dst_at[depth] = dd
@@ -129,21 +154,27 @@ def _generate_one(board, d1, d2, raw_boards, raw_moves, raw_depth, raw_die, raw_
                 if depth < nsteps:
                     # Doubles: canonical non-increasing source order; other rolls: any checker.
                     src_at[depth] = s + 1 if doubles else 25
-                    child[depth] = False
+                    child[depth] = 0
                     continue
                 # A full-length sequence: record it, then undo its last step below.
-                _record(me, opp, h, depth, dice[0], src_at, dst_at, raw_boards, raw_moves,
-                        raw_depth, raw_die, raw_hash, n_raw)
-                n_raw += 1
+                out_n = _record(me, opp, h, depth, 0, src_at, dst_at, out_boards, out_moves,
+                                out_depth, out_die, out_key, out_n, tkey, tidx, tstamp, stamp)
                 max_depth = depth
+                if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
+                    tkey, tidx, tstamp = big_key, big_idx, big_stamp
+                    _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
             else:
                 # No step at this depth: the sequence so far is terminal.
-                if not child[depth]:
-                    if depth >= max_depth:
-                        _record(me, opp, h, depth, dice[0], src_at, dst_at, raw_boards, raw_moves,
-                                raw_depth, raw_die, raw_hash, n_raw)
-                        n_raw += 1
-                        max_depth = depth
+                if child[depth] == 0 and depth >= max_depth:
+                    # Only one-die plays of a non-double need to remember which die they used.
+                    die_used = dice[0] if (depth == 1 and not doubles) else 0
+                    out_n = _record(me, opp, h, depth, die_used, src_at, dst_at, out_boards,
+                                    out_moves, out_depth, out_die, out_key, out_n, tkey, tidx,
+                                    tstamp, stamp)
+                    max_depth = depth
+                    if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
+                        tkey, tidx, tstamp = big_key, big_idx, big_stamp
+                        _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
                 if depth == 0:
                     break
             # Undo the step at depth - 1 and continue scanning that depth.
@@ -168,65 +199,104 @@ def _generate_one(board, d1, d2, raw_boards, raw_moves, raw_depth, raw_die, raw_
             h ^= ZOBRIST[1, s, me[s]]
             if s >= 6:
                 outside += 1
-            if n_raw >= raw_boards.shape[0] - 1:
-                raise RuntimeError("move generation overflowed its scratch buffer")
 
-    # Keep only sequences using the most dice; with one die of two, the higher one if possible.
+    # Keep only moves using the most dice; with one die of two, the higher one if possible.
     need_die = 0
     if not doubles and max_depth == 1:
         hi = max(d1, d2)
-        for r in range(n_raw):
-            if raw_depth[r] == 1 and raw_die[r] == hi:
+        for r in range(first_n, out_n):
+            if out_die[r] == hi:
                 need_die = hi
                 break
+    keep = first_n
+    for r in range(first_n, out_n):
+        if out_depth[r] != max_depth or (need_die != 0 and out_die[r] != need_die):
+            continue
+        if keep != r:
+            out_boards[keep] = out_boards[r]
+            out_moves[keep] = out_moves[r]
+        keep += 1
+    if need_die == 0 and not doubles and max_depth == 1:
+        # Neither order distinguishes the die now: the same afterstate may appear for each die
+        # (e.g. bearing off the last checker with either number); keep one.
+        keep = _dedupe_boards(out_boards, out_moves, first_n, keep)
+    return keep
 
-    for r in range(n_raw):
-        if raw_depth[r] != max_depth:
-            continue
-        if need_die != 0 and raw_die[r] != need_die:
-            continue
-        # Deduplicate through an open-addressing table stamped per position (no clearing).
-        key = raw_hash[r]
-        slot = (key ^ (key >> 29)) & (_TABLE_SIZE - 1)
+
+@njit(cache=True)
+def _rehash(out_key, lo, hi, tkey, tidx, tstamp, stamp):
+    mask = tkey.shape[0] - 1
+    for r in range(lo, hi):
+        key = out_key[r]
+        slot = (key ^ (key >> 29)) & mask
+        while tstamp[slot] == stamp:
+            slot = (slot + 1) & mask
+        tstamp[slot] = stamp
+        tkey[slot] = key
+        tidx[slot] = r
+
+
+@njit(cache=True)
+def _dedupe_boards(out_boards, out_moves, lo, hi):
+    """Remove repeated boards among rows lo..hi (few rows: only in one-die positions)."""
+    keep = lo
+    for r in range(lo, hi):
         dup = False
-        while table_stamp[slot] == stamp:
-            if table_key[slot] == key:
-                other = table_idx[slot]
-                same = True
-                for a in range(2):
-                    for b in range(25):
-                        if out_boards[other, a, b] != raw_boards[r, a, b]:
-                            same = False
-                if same:
-                    dup = True
+        for q in range(lo, keep):
+            same = True
+            for a in range(2):
+                for b in range(25):
+                    if out_boards[q, a, b] != out_boards[r, a, b]:
+                        same = False
+                        break
+                if not same:
                     break
-            slot = (slot + 1) & (_TABLE_SIZE - 1)
-        if dup:
-            continue
-        table_stamp[slot] = stamp
-        table_key[slot] = key
-        table_idx[slot] = out_n
-        out_boards[out_n] = raw_boards[r]
-        out_moves[out_n] = raw_moves[r]
-        out_n += 1
-    return out_n
+            if same:
+                dup = True
+                break
+        if not dup:
+            if keep != r:
+                out_boards[keep] = out_boards[r]
+                out_moves[keep] = out_moves[r]
+            keep += 1
+    return keep
 
 
 @njit(cache=True, inline="always")
-def _record(me, opp, h, depth, first_die, src_at, dst_at, raw_boards, raw_moves, raw_depth,
-            raw_die, raw_hash, r):
-    raw_boards[r, 0] = opp
-    raw_boards[r, 1] = me
+def _record(me, opp, h, depth, first_die, src_at, dst_at, out_boards, out_moves, out_depth,
+            out_die, out_key, out_n, table_key, table_idx, table_stamp, stamp):
+    """Write the current afterstate unless the same (afterstate, depth, first die) is there."""
+    key = h ^ DEPTH_SALT[depth] ^ DIE_SALT[first_die]
+    mask = table_key.shape[0] - 1
+    slot = (key ^ (key >> 29)) & mask
+    while table_stamp[slot] == stamp:
+        if table_key[slot] == key:
+            other = table_idx[slot]
+            same = True
+            for b in range(25):
+                if out_boards[other, 1, b] != me[b] or out_boards[other, 0, b] != opp[b]:
+                    same = False
+                    break
+            if same:
+                return out_n
+        slot = (slot + 1) & mask
+    table_stamp[slot] = stamp
+    table_key[slot] = key
+    table_idx[slot] = out_n
+    for b in range(25):
+        out_boards[out_n, 0, b] = opp[b]
+        out_boards[out_n, 1, b] = me[b]
     for k in range(4):
         if k < depth:
-            raw_moves[r, k, 0] = src_at[k] + 1
-            raw_moves[r, k, 1] = dst_at[k] + 1 if dst_at[k] >= 0 else 0
+            out_moves[out_n, k, 0] = src_at[k] + 1
+            out_moves[out_n, k, 1] = dst_at[k] + 1 if dst_at[k] >= 0 else 0
         else:
-            raw_moves[r, k, 0] = -1
-            raw_moves[r, k, 1] = -1
-    raw_depth[r] = depth
-    raw_die[r] = first_die
-    raw_hash[r] = h
+            out_moves[out_n, k, 0] = -1
+            out_moves[out_n, k, 1] = -1
+    out_depth[out_n] = depth
+    out_die[out_n] = first_die
+    out_key[out_n] = key
+    return out_n + 1
 
 
 @njit(cache=True)
@@ -238,31 +308,32 @@ def generate_batch(boards, dice):
     move gets exactly one afterstate, itself, with an empty move (all -1): the turn passes.
     """
     n = boards.shape[0]
-    cap = max(64, n * 24)
+    cap = max(MAX_MOVES_PER_POSITION * 2, n * 24)
     out_boards = np.empty((cap, 2, 25), np.int8)
     out_moves = np.empty((cap, 4, 2), np.int8)
+    out_depth = np.empty(cap, np.int64)
+    out_die = np.empty(cap, np.int64)
+    out_key = np.empty(cap, np.int64)
     offsets = np.zeros(n + 1, np.int64)
-    raw_boards = np.empty((RAW_CAPACITY, 2, 25), np.int8)
-    raw_moves = np.empty((RAW_CAPACITY, 4, 2), np.int8)
-    raw_depth = np.empty(RAW_CAPACITY, np.int64)
-    raw_die = np.empty(RAW_CAPACITY, np.int64)
-    raw_hash = np.empty(RAW_CAPACITY, np.int64)
-    table_key = np.zeros(_TABLE_SIZE, np.int64)
-    table_idx = np.zeros(_TABLE_SIZE, np.int64)
-    table_stamp = np.full(_TABLE_SIZE, -1, np.int64)
+    tables = (np.zeros(_SMALL_TABLE, np.int64), np.zeros(_SMALL_TABLE, np.int64),
+              np.full(_SMALL_TABLE, -1, np.int64), np.zeros(_LARGE_TABLE, np.int64),
+              np.zeros(_LARGE_TABLE, np.int64), np.full(_LARGE_TABLE, -1, np.int64))
+    scratch = np.zeros((9, 25), np.int64)
     m = 0
     for i in range(n):
-        # Grow the output so one more position (at most RAW_CAPACITY moves) always fits.
-        if m + 4096 > out_boards.shape[0]:
-            new_cap = max(out_boards.shape[0] * 2, m + 8192)
+        # Grow the output so that one more position always fits.
+        if m + MAX_MOVES_PER_POSITION > out_boards.shape[0]:
+            new_cap = max(out_boards.shape[0] * 2, m + 2 * MAX_MOVES_PER_POSITION)
             nb = np.empty((new_cap, 2, 25), np.int8)
             nb[:m] = out_boards[:m]
             nm = np.empty((new_cap, 4, 2), np.int8)
             nm[:m] = out_moves[:m]
             out_boards, out_moves = nb, nm
-        m = _generate_one(boards[i], dice[i, 0], dice[i, 1], raw_boards, raw_moves, raw_depth,
-                          raw_die, raw_hash, out_boards, out_moves, m, table_key, table_idx,
-                          table_stamp, i)
+            out_depth = np.empty(new_cap, np.int64)
+            out_die = np.empty(new_cap, np.int64)
+            out_key = np.empty(new_cap, np.int64)
+        m = _generate_one(boards[i], dice[i, 0], dice[i, 1], out_boards, out_moves, out_depth,
+                          out_die, out_key, m, tables, i, scratch)
         offsets[i + 1] = m
     return out_boards[:m], out_moves[:m], offsets
 
