@@ -1,0 +1,425 @@
+"""Input encodings of positions for the value network (compiled with numba, batched).
+
+Every encoding describes a position FROM THE VIEW OF THE SIDE ON ROLL, before it rolls: the
+features of ``board[1]`` come first, then those of ``board[0]`` (see :mod:`bgnet.engine.board`).
+Afterstates (``[opponent, mover_after]``, as the move generator writes them) are encoded by
+:func:`encode_afterstates` as the position with the opponent on roll, without copying the swap.
+
+Encodings (name -> feature count in :data:`ENCODINGS`):
+
+``"tesauro"`` (198)
+    Tesauro's raw inputs. For each side (on-roll side at 0..97, opponent at 98..195), for each of
+    its own points 1..24 (index ``4 * i`` within the block) four truncated-unary units:
+    ``n >= 1``, ``n >= 2``, ``n >= 3`` and ``(n - 3) / 2`` when ``n > 3``; then the bar as
+    ``n / 2`` (unit 96 of the block) and checkers borne off as ``n / 15`` (unit 97).
+    In TD-Gammon the last two units said whose turn it was. In the on-roll view that is always the
+    first block, so a turn unit would be a constant; they carry two facts a shallow net finds hard
+    to read off the raw counts instead:
+    unit 196 = 1 when contact is over (a race), unit 197 = 1 when the side on roll has all its
+    checkers home (it may bear off).
+
+``"extended"`` (221)
+    The 198 ``"tesauro"`` inputs, then :data:`EXTRA_PER_SIDE` hand-made features for the side on
+    roll (198..208), the same for the opponent (209..219) and one shared feature (220), in the
+    spirit of GNU Backgammon's contact inputs. Per side S (O is the other side):
+
+    ====  =================================================================================
+    +0    pip count / 167 (167 = the starting count)
+    +1    blots of S (single checkers on points 1..24) / 5
+    +2    shots: rolls out of 36 with which O, were it to roll now, could hit a blot of S
+          (direct and indirect, through open intermediate points, entering from the bar
+          first) / 36
+    +3    length of S's longest prime (run of consecutive made points) / 6, capped at 1
+    +4    where that prime is: its rearmost point (1..24) / 24; 0 with no made point
+    +5    home-board points made (points 1..6 with two or more checkers) / 6
+    +6    anchors: points made in O's home board (S's points 19..24) / 3
+    +7    checkers back: S's checkers in O's home board or on the bar / 5
+    +8    escapes: rolls out of 36 letting S's rearmost checker pass every point O holds in
+          the 12 points in front of it / 36 (36 when nothing there blocks it)
+    +9    checkers home or borne off / 15 (bear-off progress)
+    +10   crossovers still needed to bring every checker home / 30 (a checker on point p
+          outside home needs ``(p - 1) // 6`` crossings; the bar counts 4)
+    ====  =================================================================================
+
+    The shared feature at 220 is the pip lead of the side on roll, (O pips - S pips) / 100. The
+    race indicator is unit 196, the number borne off units 97 and 195.
+
+The shot count applies the dice rules a hitter meets in practice (bar entry first, blocked
+landing points, doubles as four steps); it ignores the rare cases where a hitting play would break
+the rule that as many dice as possible must be played.
+
+>>> from bgnet.engine.board import start_position
+>>> x = encode(start_position()[None], "tesauro")
+>>> x.shape, float(x[0, 4 * 5]), float(x[0, 4 * 5 + 3])  # my 6-point: 5 checkers
+((1, 198), 1.0, 1.0)
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bgnet.engine.board import game_result
+
+ENCODINGS = {"tesauro": 198, "extended": 221}
+_KIND = {"tesauro": 0, "extended": 1}
+
+TESAURO_SIDE = 98  # units per side in the raw block
+RACE_UNIT = 196
+CAN_BEAR_OFF_UNIT = 197
+EXTRA_PER_SIDE = 11
+EXTRA_START = 198
+
+_ALL_POINTS = (1 << 24) - 1  # bits 0..23: the points of the board, no bar
+
+
+def num_features(name: str) -> int:
+    """Number of input features of encoding ``name``.
+
+    >>> num_features("tesauro")
+    198
+    """
+    _check_name(name)
+    return ENCODINGS[name]
+
+
+def _check_name(name) -> None:
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; valid encodings: {', '.join(sorted(ENCODINGS))}")
+
+
+def _prepare(boards, name, out, what):
+    """Validate arguments, return (int8 boards [N, 2, 25], out float32 [N, F])."""
+    _check_name(name)
+    arr = np.asarray(boards)
+    if arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3 or arr.shape[1:] != (2, 25):
+        raise ValueError(f"{what} must have shape (N, 2, 25) (or one (2, 25) board); got {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{what} must hold integer checker counts; got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.int8)
+    shape = (arr.shape[0], ENCODINGS[name])
+    if out is None:
+        out = np.empty(shape, np.float32)
+    elif not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float32 \
+            or not out.flags.c_contiguous or not out.flags.writeable:
+        got = (getattr(out, "shape", None), getattr(out, "dtype", type(out)))
+        raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}; got {got}")
+    return arr, out
+
+
+def encode(boards: np.ndarray, name: str, out: np.ndarray | None = None) -> np.ndarray:
+    """Encode positions (int8[N, 2, 25], side on roll in ``board[1]``) as float32[N, F].
+
+    ``out`` (float32[N, F], C-contiguous) is filled and returned when given, so a caller can reuse
+    one buffer. A single (2, 25) board is encoded as a batch of one.
+    """
+    arr, out = _prepare(boards, name, out, "boards")
+    _encode_batch(arr, _KIND[name], 1, out)
+    return out
+
+
+def encode_afterstates(after: np.ndarray, name: str, out: np.ndarray | None = None) -> np.ndarray:
+    """Encode afterstates ``[opponent, mover_after]`` as the positions with the opponent on roll.
+
+    Equal to ``encode(after[:, ::-1], name)`` without materialising the swapped copy.
+    """
+    arr, out = _prepare(after, name, out, "afterstates")
+    _encode_batch(arr, _KIND[name], 0, out)
+    return out
+
+
+def race_mask(boards: np.ndarray) -> np.ndarray:
+    """bool[N]: True where contact is over. Contact is symmetric, so this works on positions and
+    afterstates alike.
+
+    >>> from bgnet.engine.board import start_position
+    >>> race_mask(start_position()[None]).tolist()
+    [False]
+    """
+    arr = np.asarray(boards)
+    if arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3 or arr.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (N, 2, 25); got {arr.shape}")
+    return _race_mask(np.ascontiguousarray(arr, dtype=np.int8))
+
+
+def game_results(boards: np.ndarray) -> np.ndarray:
+    """int8[N]: points won by ``board[1]`` when it has borne off everything (1, 2 or 3), else 0.
+
+    A batched :func:`bgnet.engine.board.game_result`; on afterstates it scores the mover.
+    """
+    arr = np.asarray(boards)
+    if arr.ndim != 3 or arr.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (N, 2, 25); got {arr.shape}")
+    return _game_results(np.ascontiguousarray(arr, dtype=np.int8))
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled kernels. ``me`` is the side whose view is encoded (on roll), ``opp`` the other; both
+# are 25-long rows in their own numbering.
+
+
+@njit(cache=True)
+def _encode_batch(boards, kind, roll_row, out):
+    # Plain 2-D/3-D indexing (no per-row views) keeps this loop at memory speed.
+    opp_row = 1 - roll_row
+    for k in range(boards.shape[0]):
+        _tesauro_side(boards, k, roll_row, out, 0)
+        _tesauro_side(boards, k, opp_row, out, TESAURO_SIDE)
+        me = boards[k, roll_row]
+        opp = boards[k, opp_row]
+        out[k, RACE_UNIT] = 1.0 if _race(me, opp) else 0.0
+        out[k, CAN_BEAR_OFF_UNIT] = 1.0 if _outside(me) == 0 else 0.0
+        if kind == 1:
+            _extra_side(me, opp, out, k, EXTRA_START)
+            _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
+            out[k, EXTRA_START + 2 * EXTRA_PER_SIDE] = (_pips(opp) - _pips(me)) / 100.0
+
+
+@njit(cache=True, inline="always")
+def _tesauro_side(boards, k, r, out, base):
+    total = 0
+    for i in range(24):
+        n = boards[k, r, i]
+        total += n
+        j = base + 4 * i
+        out[k, j] = 1.0 if n >= 1 else 0.0
+        out[k, j + 1] = 1.0 if n >= 2 else 0.0
+        out[k, j + 2] = 1.0 if n >= 3 else 0.0
+        out[k, j + 3] = (n - 3) * 0.5 if n > 3 else 0.0
+    nbar = boards[k, r, 24]
+    out[k, base + 96] = nbar * 0.5
+    out[k, base + 97] = (15 - total - nbar) / 15.0
+
+
+@njit(cache=True, inline="always")
+def _race(me, opp):
+    # Same test as bgnet.engine.board._is_race, on explicit sides: my rearmost checker is ahead
+    # of the opponent's rearmost one (opponent index j is my index 23 - j).
+    my_back = -1
+    for i in range(24, -1, -1):
+        if me[i] > 0:
+            my_back = i
+            break
+    opp_back = 25
+    for j in range(24, -1, -1):
+        if opp[j] > 0:
+            opp_back = 23 - j
+            break
+    if my_back < 0 or opp_back == 25:
+        return True
+    return my_back < opp_back
+
+
+@njit(cache=True, inline="always")
+def _outside(side):
+    n = 0
+    for i in range(6, 25):
+        n += side[i]
+    return n
+
+
+@njit(cache=True, inline="always")
+def _pips(side):
+    p = 0
+    for i in range(25):
+        p += (i + 1) * side[i]
+    return p
+
+
+@njit(cache=True)
+def _extra_side(s, o, out, k, base):
+    """The EXTRA_PER_SIDE features of side ``s`` against ``o`` (see the module docstring)."""
+    # Bit masks in S's numbering (bit i = S's point i + 1). O's checker on its index j sits on
+    # S's index 23 - j, so O moves UP this numbering and enters from the bar onto bit d - 1.
+    blots = np.int64(0)
+    made = np.int64(0)
+    o_here = np.int64(0)  # points where O has checkers
+    o_made = np.int64(0)  # points O holds
+    n_blots = 0
+    back = s[24]
+    outside = s[24]
+    cross = 4 * s[24]
+    for i in range(24):
+        n = s[i]
+        if n == 1:
+            blots |= np.int64(1) << i
+            n_blots += 1
+        elif n >= 2:
+            made |= np.int64(1) << i
+        if i >= 6:
+            outside += n
+            cross += (i // 6) * n
+        if i >= 18:
+            back += n
+        m = o[23 - i]
+        if m > 0:
+            o_here |= np.int64(1) << i
+            if m >= 2:
+                o_made |= np.int64(1) << i
+
+    out[k, base + 0] = _pips(s) / 167.0
+    out[k, base + 1] = n_blots / 5.0
+    shots = _shots(o_here, o[24], ~made & _ALL_POINTS, blots) if n_blots > 0 else 0
+    out[k, base + 2] = shots / 36.0
+    length, rear = _longest_prime(made)
+    out[k, base + 3] = min(length, 6) / 6.0
+    out[k, base + 4] = (rear + 1) / 24.0 if length > 0 else 0.0
+    out[k, base + 5] = _popcount(made & 0x3F) / 6.0
+    out[k, base + 6] = _popcount(made >> 18) / 3.0
+    out[k, base + 7] = back / 5.0
+    out[k, base + 8] = _escapes(s, o_made) / 36.0
+    out[k, base + 9] = (15 - outside) / 15.0
+    out[k, base + 10] = cross / 30.0
+
+
+@njit(cache=True)
+def _shots(h, nbar, open_, blots):
+    """Rolls out of 36 with which the hitter (checkers ``h``, ``nbar`` on its bar, moving UP the
+    bit numbering, entering on bit die - 1) can hit a bit of ``blots``; ``open_`` = points it may
+    land on."""
+    count = 0
+    for d1 in range(1, 7):
+        for d2 in range(d1, 7):
+            if d1 == d2:
+                if _double_hits(h, nbar, open_, blots, d1):
+                    count += 1
+            elif _roll_hits(h, nbar, open_, blots, d1, d2):
+                count += 2
+    return count
+
+
+@njit(cache=True, inline="always")
+def _roll_hits(h, nbar, open_, blots, d1, d2):
+    if nbar == 0:
+        if ((h << d1) | (h << d2)) & blots:
+            return True  # direct
+        # Indirect: one checker plays both dice, touching down on an open point in between.
+        return (((((h << d1) & open_) << d2) | (((h << d2) & open_) << d1)) & blots) != 0
+    if nbar >= 2:
+        # Both dice go to entering; only the entry points can be hit.
+        entry = (np.int64(1) << (d1 - 1)) | (np.int64(1) << (d2 - 1))
+        return (entry & blots) != 0
+    # One on the bar: enter with one die, then any checker (the entered one too) plays the other.
+    for k in range(2):
+        a = d1 if k == 0 else d2
+        b = d2 if k == 0 else d1
+        e = np.int64(1) << (a - 1)
+        if e & open_:
+            if e & blots:
+                return True
+            if ((h | e) << b) & blots:
+                return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _double_hits(h, nbar, open_, blots, d):
+    steps = 4
+    reach = h
+    if nbar > 0:
+        e = np.int64(1) << (d - 1)
+        if (e & open_) == 0:
+            return False  # cannot enter: no move at all
+        if e & blots:
+            return True
+        steps = 4 - nbar
+        reach = h | e
+    for _ in range(steps):
+        reach = (reach << d) & open_
+        if reach & blots:
+            return True
+        if reach == 0:
+            break
+    return False
+
+
+@njit(cache=True)
+def _escapes(s, o_made):
+    """Rolls out of 36 that take S's rearmost checker past every point O holds among the 12 points
+    in front of it (36 when none is held there, 0 with no checker left)."""
+    rear = -1
+    for i in range(24, -1, -1):
+        if s[i] > 0:
+            rear = i
+            break
+    if rear < 0:
+        return 36
+    lo = max(rear - 12, 0)
+    window = o_made & (((np.int64(1) << rear) - 1) ^ ((np.int64(1) << lo) - 1))
+    if window == 0:
+        return 36
+    front = 0  # lowest held point in the window: the checker must land below it
+    while ((window >> front) & 1) == 0:
+        front += 1
+    nbar = s[24]
+    count = 0
+    for d1 in range(1, 7):
+        for d2 in range(d1, 7):
+            if d1 == d2:
+                # Checkers still on the bar use up steps before the rear one can go on.
+                steps = 4 if nbar <= 1 else 5 - nbar
+                if _path_escapes(rear, o_made, front, d1, d1, steps):
+                    count += 1
+            else:
+                steps = 1 if nbar >= 2 else 2
+                if _path_escapes(rear, o_made, front, d1, d2, steps) or \
+                        _path_escapes(rear, o_made, front, d2, d1, steps):
+                    count += 2
+    return count
+
+
+@njit(cache=True, inline="always")
+def _path_escapes(start, blocked, front, a, b, steps):
+    """Whether a checker at ``start`` moving down by a, b, a, b, ... (at most ``steps`` steps,
+    every landing point open) lands below ``front``."""
+    pos = start
+    for k in range(steps):
+        pos -= a if k % 2 == 0 else b
+        if pos < 0 or (blocked >> pos) & 1:
+            return False
+        if pos < front:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(cache=True, inline="always")
+def _longest_prime(made):
+    """(length, rear index) of the longest run of set bits; ties go to the run further back."""
+    best, best_rear, run = 0, -1, 0
+    for i in range(24):
+        if (made >> i) & 1:
+            run += 1
+            if run >= best:
+                best = run
+                best_rear = i
+        else:
+            run = 0
+    return best, best_rear
+
+
+@njit(cache=True)
+def _race_mask(boards):
+    out = np.empty(boards.shape[0], np.bool_)
+    for k in range(boards.shape[0]):
+        out[k] = _race(boards[k, 1], boards[k, 0])
+    return out
+
+
+@njit(cache=True)
+def _game_results(boards):
+    out = np.empty(boards.shape[0], np.int8)
+    for k in range(boards.shape[0]):
+        out[k] = game_result(boards[k])
+    return out
