@@ -16,7 +16,9 @@ Backgammon's default table since 2013) converted from ``data/met/Kazaross-XG2.xm
 
 Tables are extended past their length the way GNU Backgammon does it: pre-Crawford by a normal
 approximation of the score difference (D. Montgomery's method), post-Crawford by the recursion of
-a trailer who doubles at once (gammon rate 0.25, free drops at 2- and 4-away).
+a trailer who doubles at once (gammon rate 0.25, free drops at 2- and 4-away). Like GNU
+Backgammon, an n-point table's post-Crawford value at n-away (a score no n-point match reaches) is
+computed that way too rather than read.
 
 >>> met = load_met()
 >>> met.name
@@ -78,10 +80,10 @@ class MatchEquityTable:
             if not np.all(np.isfinite(arr)) or arr.min() < 0.0 or arr.max() > 1.0:
                 raise ValueError(f"{what} match winning chances must lie in [0, 1]")
         n = pre.shape[0]
-        if len(post) < n:  # a length-n table need not give the trailer's MWC at n-away
-            post = _extend_post(post, n)
+        # No n-point match reaches n-away post-Crawford, so, as GNU Backgammon does, that entry is
+        # not taken from the file but computed like the extension.
         object.__setattr__(self, "pre", pre)
-        object.__setattr__(self, "post", post[:n].copy())
+        object.__setattr__(self, "post", _extend_post(post[:n - 1], n))
 
     @property
     def length(self) -> int:
@@ -114,8 +116,8 @@ class MatchEquityTable:
         if length <= self.length:
             return self
         return MatchEquityTable(self.name, _extend_pre(self.pre, length),
-                                _extend_post(self.post, length), self.description, self.source,
-                                self.notice)
+                                _extend_post(self.post, length - 1), self.description,
+                                self.source, self.notice)
 
     def to_json(self) -> str:
         """The table as bgnet's JSON (what :func:`load_met` reads back), one table row a line."""
@@ -164,7 +166,7 @@ def _extend_post(post: np.ndarray, length: int) -> np.ndarray:
         v = 0.5 * (_POST_GAMMON_RATE * back4 + (1.0 - _POST_GAMMON_RATE) * back2)
         v -= _FREE_DROP_2 if i == 1 else _FREE_DROP_4 if i == 3 else 0.0
         out.append(v)
-    return np.asarray(out[:max(length, len(post))])
+    return np.asarray(out)
 
 
 def met_from_xml(path: str | Path) -> MatchEquityTable:
