@@ -339,7 +339,7 @@ def _double_hits(h, nbar, open_, blots, d):
 @njit(cache=True)
 def _escapes(s, o_made):
     """Rolls out of 36 that take S's rearmost checker past every point O holds among the 12 points
-    in front of it (36 when none is held there, 0 with no checker left)."""
+    in front of it (36 when none is held there or no checker is left)."""
     rear = -1
     for i in range(24, -1, -1):
         if s[i] > 0:
