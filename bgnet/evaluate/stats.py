@@ -78,7 +78,9 @@ def bradley_terry(wins: np.ndarray, prior_games: float = 1.0, anchor: int | None
         p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))  # P(i beats j)
         q = 1.0 / (1.0 + np.exp(-theta))  # against the prior's 0-rated player
         grad = (w - n * p).sum(axis=1) + prior_games * (0.5 - q)
-        step = np.linalg.solve(_information(theta, n, prior_games), grad)
+        # pinv: without a prior the ratings are defined only up to a common shift, along which
+        # the information matrix is singular and the gradient is zero.
+        step = np.linalg.pinv(_information(theta, n, prior_games)) @ grad
         step = np.clip(step, -2.0, 2.0)  # damped Newton: the first steps from 0 can overshoot
         theta += step
         if np.max(np.abs(step)) < 1e-10:
@@ -90,16 +92,17 @@ def bradley_terry(wins: np.ndarray, prior_games: float = 1.0, anchor: int | None
 
 
 def _covariance(theta: np.ndarray, n: np.ndarray, prior_games: float, anchor: int | None) -> np.ndarray:
-    """Covariance of the rating differences (relative to the anchor, or to the mean)."""
+    """Covariance of the ratings relative to the anchor (whose row and column are 0), or to the
+    mean of all ratings."""
     k = len(theta)
-    cov = np.linalg.inv(_information(theta, n, prior_games))
-    # Ratings are only defined up to a shift: express them relative to the reference.
+    info = _information(theta, n, prior_games)
     if anchor is not None:
-        t = np.eye(k)
-        t[:, anchor] -= 1.0
-    else:
-        t = np.eye(k) - 1.0 / k
-    return t @ cov @ t.T
+        keep = np.arange(k) != anchor
+        cov = np.zeros((k, k))
+        cov[np.ix_(keep, keep)] = np.linalg.pinv(info[np.ix_(keep, keep)])
+        return cov
+    centre = np.eye(k) - 1.0 / k
+    return centre @ np.linalg.pinv(info) @ centre.T
 
 
 def _information(theta: np.ndarray, n: np.ndarray, prior_games: float) -> np.ndarray:
