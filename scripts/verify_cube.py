@@ -52,7 +52,8 @@ def context_list() -> list[tuple[str, MatchContext]]:
     return [
         ("money", money()), ("money jacoby", money(jacoby=True)), ("money", money(2, mine)),
         ("money", money(4, mine)), ("money", money(2, theirs)),
-        ("match", match(7, 7)), ("match", match(5, 5)), ("match", match(4, 6)), ("match", match(6, 4)),
+        ("match", match(7, 7)), ("match", match(5, 5)), ("match", match(4, 6)),
+        ("match", match(6, 4)),
         ("match", match(3, 5)), ("match", match(5, 3)), ("match", match(3, 3)),
         ("2-away", match(2, 2)), ("2-away", match(2, 4)), ("2-away", match(4, 2)),
         ("2-away", match(2, 3)), ("2-away", match(3, 2)),
@@ -287,7 +288,8 @@ class Tally:
     def report(self) -> str:
         live = self.n - self.trivial
         d = np.abs(np.array(self.diffs)) if self.diffs else np.zeros(1)
-        lines = [f"== {self.name}: {self.same}/{self.n} actions agree ({100 * self.agreement:.1f} %)"
+        share = f"{100 * self.agreement:.1f} %"
+        lines = [f"== {self.name}: {self.same}/{self.n} actions agree ({share})"
                  f"; {self.trivial} cases without cube access",
                  f"   with the cube available ({live}): double {self.same_double}/{live}, "
                  f"take {self.same_take}/{live}; |equity difference| mean {d.mean():.5f} "
@@ -309,7 +311,8 @@ class Tally:
 def compare_with_program(cases, refs) -> Tally:
     import gnubg_nn as g
 
-    tally = Tally("GNU Backgammon 1.07 program, 0-ply, Kazaross-XG2 (bgnet fed gnubg's probabilities)")
+    tally = Tally("GNU Backgammon 1.07 program, 0-ply, Kazaross-XG2 "
+                  "(bgnet fed gnubg's probabilities)")
     for (cat, board, ctx), ref in zip(cases, refs):
         if not ref.available:  # gnubg prints no probabilities then; any will do for bgnet
             tally.add(cat, ref, decide_context(g.probabilities(board.tolist(), 0), ctx, board))
@@ -352,7 +355,8 @@ def compare_with_gnubg_nn(cases, met=None, name="") -> Tally:
         mine = decide_context(probs, ctx, board, met=met)
         diffs = []
         if ref.available:
-            diffs = [mine.mwc_no_double - ref.equities["nd"], mine.mwc_double_take - ref.equities["dt"]]
+            diffs = [mine.mwc_no_double - ref.equities["nd"],
+                     mine.mwc_double_take - ref.equities["dt"]]
         tally.add(cat, ref, mine, diffs, describe(ctx, probs))
     return tally
 

@@ -1,4 +1,4 @@
-"""The cube-decision head: double or not, take or pass, from five probabilities, the cube and the score.
+"""The cube-decision head: double or not, take or pass, from five probabilities, cube and score.
 
 For the player on roll before the roll, three cubeful equities are compared, as GNU Backgammon
 does: no double (ND), double/take (DT: the cube doubled and owned by the opponent) and double/pass

@@ -55,9 +55,12 @@ _FREE_DROP_2, _FREE_DROP_4 = 0.015, 0.004
 class MatchEquityTable:
     """Pre- and post-Crawford match winning chances by score (see the module docstring).
 
-    >>> t = MatchEquityTable("toy", np.array([[0.5, 0.7], [0.3, 0.5]]), np.array([0.5, 0.49]))
+    >>> pre = np.array([[0.5, 0.7, 0.75], [0.3, 0.5, 0.6], [0.25, 0.4, 0.5]])
+    >>> t = MatchEquityTable("toy", pre, np.array([0.5, 0.49]))
     >>> t.mwc(2, 1), t.mwc(2, 1, post_crawford=True), t.mwc(0, 3), t.mwc(3, 0)
     (0.3, 0.49, 1.0, 0.0)
+    >>> round(t.mwc(3, 1, post_crawford=True), 4)  # no 3-point match reaches it: computed
+    0.3125
     """
 
     name: str
