@@ -302,6 +302,19 @@ def cases():
     return VERIFY.sample_cases(40, seed=7)
 
 
+def test_gnubg_nn_table_is_read_back():
+    pytest.importorskip("gnubg_nn")
+    nn = VERIFY.gnubg_nn_met()
+    np.testing.assert_allclose(nn.pre + nn.pre.T, 1.0, atol=1e-6)
+    if PROGRAM is not None:  # gnubg_nn's built-in table is Snowie 2.1's (pre-Crawford)
+        out = subprocess.run([PROGRAM, "-t", "-q"], input="show matchequitytable 1\n",
+                             text=True, capture_output=True, timeout=60).stdout
+        snowie = Path(re.search(r"\((\S+\.xml)\)", out).group(1)).with_name("snowie.xml")
+        np.testing.assert_allclose(nn.pre[:15, :15], met_from_xml(snowie).pre, atol=1e-6)
+    # Post-Crawford values are probed through double/pass equities printed to 4 decimals.
+    assert nn.post[0] == 0.5 and np.all(np.diff(nn.post) < 0.001)
+
+
 @needs_program
 def test_agrees_with_gnubg_program(cases):
     refs = VERIFY.gnubg_program_decisions(cases, PROGRAM)

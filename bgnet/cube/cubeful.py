@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from bgnet.cube.met import MatchEquityTable
 
@@ -220,13 +221,17 @@ class MatchScore:
     def post(self) -> bool:
         return self.crawford or self.my_away == 1 or self.opp_away == 1
 
+    @cached_property
+    def _results(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        return _result_tables(self.met, self.my_away, self.opp_away, self.post)
+
     def win(self, points: int) -> float:
         """My MWC after I win ``points`` points in this game."""
-        return self.met.mwc(self.my_away - points, self.opp_away, self.post)
+        return self._results[0][min(points, self.my_away)]
 
     def lose(self, points: int) -> float:
         """My MWC after the opponent wins ``points`` points in this game."""
-        return self.met.mwc(self.my_away, self.opp_away - points, self.post)
+        return self._results[1][min(points, self.opp_away)]
 
     def cube_dead(self, cube: int) -> bool:
         """True where GNU Backgammon evaluates cubeless: both players win the match with the cube
@@ -257,6 +262,15 @@ class MatchScore:
         wb = (self.win(3 * cube) - centre) / half - (wg + 1.0)
         lb = (centre - self.lose(3 * cube)) / half - (lg + 1.0)
         return max(wg, 0.0), max(lg, 0.0), max(wb, 0.0), max(lb, 0.0)
+
+
+@lru_cache(maxsize=4096)
+def _result_tables(met: MatchEquityTable, my_away: int, opp_away: int, post: bool):
+    """My MWC after winning, and after losing, 0, 1, 2, ... points (tabulated once per score:
+    every decision looks results up many times)."""
+    wins = tuple(met.mwc(my_away - k, opp_away, post) for k in range(my_away + 1))
+    losses = tuple(met.mwc(my_away, opp_away - k, post) for k in range(opp_away + 1))
+    return wins, losses
 
 
 def match_cubeless(probabilities, score: MatchScore, cube: int) -> float:
