@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "
@@ -108,4 +109,45 @@ def bench_main(argv: list[str]) -> int:
     if a.json:
         er_mod.write_json(a.json, rows, bench)
         print(f"written to {a.json}")
+    return 0
+
+
+def tournament_main(argv: list[str]) -> int:
+    """``bgnet tournament RUN_DIR | SPEC ...``: round robin, ratings, plot, TensorBoard log."""
+    p = argparse.ArgumentParser(
+        prog="bgnet tournament",
+        description="Round robin between the checkpoints of a run (or listed bots) and reference "
+                    "opponents: Elo-like ratings with error bars, a PNG of rating against training "
+                    "games, and a TensorBoard log.",
+    )
+    p.add_argument("sources", nargs="+", metavar="RUN_DIR_OR_BOT",
+                   help=f"a run directory (its checkpoints take part), or {BOT_HELP}")
+    p.add_argument("--games", type=int, default=400, help="games per pair (default 400)")
+    p.add_argument("--ref", action="append", metavar="SPEC",
+                   help="reference opponent (repeatable; default: pubeval and gnubg:0)")
+    p.add_argument("--no-ref", action="store_true", help="no reference opponents")
+    p.add_argument("--max-checkpoints", type=int, default=8,
+                   help="at most this many checkpoints per run, evenly spaced (default 8)")
+    p.add_argument("--out", help="output folder (default: RUN_DIR/tournament, or ./tournament)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    p.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    a = p.parse_args(argv)
+    if a.games < 2:
+        p.error(f"--games must be at least 2; got {a.games}")
+    from bgnet.bots import load_bot
+    from bgnet.evaluate import tournament as t
+
+    refs = () if a.no_ref else tuple(a.ref or t.DEFAULT_REFERENCES)
+    try:
+        players = t.players_from(a.sources, refs, a.max_checkpoints)
+        result = t.run_tournament(players, a.games, seed=a.seed, progress=not a.quiet,
+                                  load=lambda spec: load_bot(spec, device=a.device))
+    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
+        p.error(str(e))
+    print(result.table())
+    run_dirs = [s for s in a.sources if os.path.isdir(s)]
+    out = a.out or (f"{run_dirs[0].rstrip('/')}/tournament" if run_dirs else "tournament")
+    paths = t.write_outputs(result, out)
+    print(f"written {paths['json']}, {paths['png']} and the TensorBoard log {paths['tensorboard']}")
     return 0

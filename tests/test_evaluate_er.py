@@ -1,0 +1,112 @@
+"""The error-rate benchmark: the shipped file, the loss computation and ``bgnet bench er``."""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from bgnet.bots.base import Bot
+from bgnet.bots.simple import GreedyBot, RandomBot
+from bgnet.cli import main as bgnet_main
+from bgnet.engine.movegen import generate
+from bgnet.evaluate.er import (ErBenchmark, decision_losses, error_rate, load_benchmark,
+                               save_benchmark)
+
+HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
+needs_gnubg = pytest.mark.skipif(not HAVE_GNUBG, reason="needs the gnubg-nn reference package")
+BENCH = load_benchmark()
+
+
+def test_shipped_benchmark_is_consistent_and_covers_every_phase():
+    assert len(BENCH) >= 2000
+    counts = np.diff(BENCH.offsets)
+    assert counts.min() >= 2
+    for phase in (5, 4):  # contact, crashed
+        assert (BENCH.phase == phase).sum() >= 50
+    assert np.isin(BENCH.phase, (1, 2, 3)).sum() >= 200  # races and bear-offs
+    assert set(np.unique(BENCH.source)) == {0, 1} and BENCH.sources == ("gnubg:0", "pubeval")
+    assert np.all(np.abs(BENCH.equity) <= 3.0)
+    # The stored moves are exactly the legal moves of each decision.
+    for d in range(0, len(BENCH), 97):
+        after, _ = generate(BENCH.boards[d], int(BENCH.dice[d, 0]), int(BENCH.dice[d, 1]))
+        stored = BENCH.after[BENCH.offsets[d]:BENCH.offsets[d + 1]]
+        assert sorted(map(bytes, after)) == sorted(map(bytes, stored))
+
+
+def test_losses_are_zero_for_the_best_move_and_positive_otherwise():
+    bench = BENCH.head(200)
+    oracle_value = {}
+    for d in range(len(bench)):
+        for r in range(bench.offsets[d], bench.offsets[d + 1]):
+            oracle_value[bench.after[r].tobytes()] = float(bench.equity[r])
+
+    def oracle(after):  # knows the reference equity of every afterstate of the slice
+        return np.array([oracle_value.get(a.tobytes(), -9.0) for a in after])
+
+    assert np.allclose(decision_losses(GreedyBot(oracle, "oracle"), bench), 0.0)
+    worst = GreedyBot(lambda a: -oracle(a), "anti-oracle")
+    loss = decision_losses(worst, bench)
+    spread = bench.best_equity() - np.minimum.reduceat(bench.equity.astype(float), bench.offsets[:-1])
+    assert np.allclose(loss, spread, atol=1e-6)
+    row = error_rate(RandomBot(0), bench)
+    assert 0 < row["er"] < 1000 * spread.mean() and row["decisions"] == 200
+
+
+def test_an_illegal_move_is_reported():
+    class Cheat(Bot):
+        name = "cheat"
+
+        def choose_moves(self, boards, dice):
+            return boards.copy(), np.full((len(boards), 4, 2), -1, np.int8)
+
+    with pytest.raises(RuntimeError, match="cheat played a move that is not legal"):
+        decision_losses(Cheat(), BENCH.head(5))
+
+
+def test_save_load_round_trip_and_file_errors(tmp_path):
+    small = BENCH.head(3)
+    afters = [small.after[small.offsets[d]:small.offsets[d + 1]] for d in range(3)]
+    eqs = [small.equity[small.offsets[d]:small.offsets[d + 1]] for d in range(3)]
+    path = str(tmp_path / "b.npz")
+    save_benchmark(path, small.boards, small.dice, afters, eqs, small.phase, small.source,
+                   sources=("x", "y"), reference="test")
+    back = load_benchmark(path)
+    assert isinstance(back, ErBenchmark) and back.reference == "test" and back.sources == ("x", "y")
+    assert np.array_equal(back.after, small.after) and np.array_equal(back.offsets, small.offsets)
+    with pytest.raises(FileNotFoundError, match="build one with scripts/build_er_benchmark.py"):
+        load_benchmark(str(tmp_path / "missing.npz"))
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ValueError, match="not an error-rate benchmark"):
+        load_benchmark(str(tmp_path / "other.npz"))
+    with pytest.raises(ValueError, match="one entry per decision"):
+        save_benchmark(path, small.boards, small.dice, afters[:2], eqs, small.phase, small.source)
+
+
+@pytest.mark.gnubg
+@needs_gnubg
+def test_reference_equities_are_gnubg_2ply_and_bots_rank_as_expected():
+    from bgnet.bots import load_bot
+
+    # GNU Backgammon at 1-ply values a move exactly as the reference does: it never loses.
+    assert np.allclose(decision_losses(load_bot("gnubg:1"), BENCH.head(6)), 0.0, atol=1e-5)
+    part = BENCH.head(400)
+    g0 = error_rate(load_bot("gnubg:0"), part)["er"]
+    pub = error_rate(load_bot("pubeval"), part)["er"]
+    rnd = error_rate(load_bot("random:2"), part)["er"]
+    assert 0 < g0 < pub < rnd
+
+
+@pytest.mark.gnubg
+@needs_gnubg
+def test_bench_er_command(tmp_path, capsys):
+    path = tmp_path / "er.json"
+    assert bgnet_main(["bench", "er", "--bot", "random:1", "--limit", "60", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "60 decisions" in out and "random:1" in out and "gnubg:0" in out and "pubeval" in out
+    d = json.loads(path.read_text())
+    assert d["decisions"] == 60 and [r["bot"] for r in d["results"]] == ["random:1", "gnubg:0", "pubeval"]
+    with pytest.raises(SystemExit):
+        bgnet_main(["bench", "er", "--bot", "no/such.pt", "--no-reference"])
+    assert "no such checkpoint or bot" in capsys.readouterr().err
