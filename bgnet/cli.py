@@ -38,10 +38,17 @@ def _cmd_bench(argv: list[str]) -> int:
     return bench_main(argv)
 
 
+def _cmd_tournament(argv: list[str]) -> int:
+    from bgnet.evaluate.cli import tournament_main
+
+    return tournament_main(argv)
+
+
 COMMANDS = {
     "moves": (_cmd_moves, "list the legal moves of a position"),
     "eval": (_cmd_eval, "play two bots against each other (points per game, 95 % interval)"),
     "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate"),
+    "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
 }
 
 
