@@ -44,7 +44,14 @@ def _cmd_tournament(argv: list[str]) -> int:
     return tournament_main(argv)
 
 
+def _cmd_train(argv: list[str]) -> int:
+    from bgnet.train.app import main as train_main
+
+    return train_main(argv)
+
+
 COMMANDS = {
+    "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
     "eval": (_cmd_eval, "play two bots against each other (points per game, 95 % interval)"),
     "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate"),

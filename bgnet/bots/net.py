@@ -1,0 +1,227 @@
+"""A bot driven by a value net: 0-ply (the net's best afterstate) and deeper search.
+
+0-ply: all afterstates of all positions come from one call to the batched move generator, are
+encoded and evaluated in one network call, and the best per position is found by a compiled
+segment argmax: no per-game Python.
+
+n-ply (n >= 1): the candidates that survive 0-ply filtering are scored by the average, over the
+21 distinct rolls, of the opponent's best reply at (n-1)-ply, seen from our side; like GNU
+Backgammon's move filters, only the best few candidates (and those close to the best) go deeper,
+which keeps 2-ply interactive.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numba import njit
+
+from bgnet.bots.base import Bot
+from bgnet.engine.movegen import generate_batch
+from bgnet.nn.encode import encode, encode_afterstates, game_results, race_mask
+from bgnet.nn.model import SplitValueNet, flip, terminal_probs_batch
+
+# The 21 distinct rolls and their weights out of 36.
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
+
+
+@njit(cache=True)
+def segment_argmax(values, offsets):
+    """Index (into ``values``) of the largest value of each segment ``offsets[i]:offsets[i+1]``."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        lo, hi = offsets[i], offsets[i + 1]
+        best = lo
+        for j in range(lo + 1, hi):
+            if values[j] > values[best]:
+                best = j
+        out[i] = best
+    return out
+
+
+@njit(cache=True)
+def segment_max(values, offsets):
+    n = offsets.shape[0] - 1
+    out = np.empty(n, values.dtype)
+    for i in range(n):
+        lo, hi = offsets[i], offsets[i + 1]
+        m = values[lo]
+        for j in range(lo + 1, hi):
+            if values[j] > m:
+                m = values[j]
+        out[i] = m
+    return out
+
+
+def money_equity(p: np.ndarray) -> np.ndarray:
+    """Cubeless money equity of probabilities [..., 5]."""
+    return 2.0 * p[..., 0] - 1.0 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
+
+
+class NetEvaluator:
+    """Runs a value net on boards with a reusable input buffer (the hot path of play and search)."""
+
+    def __init__(self, net: torch.nn.Module, device: str = "cpu"):
+        self.net = net.to(device).eval()
+        self.device = device
+        self.encoding = net.encoding
+        self.split = isinstance(net, SplitValueNet)
+        self._buf = np.empty((0, 0), np.float32)
+
+    def _buffer(self, n: int, f: int) -> np.ndarray:
+        if self._buf.shape[0] < n or self._buf.shape[1] != f:
+            self._buf = np.empty((max(n, 1024), f), np.float32)
+        return self._buf[:n]
+
+    @torch.no_grad()
+    def _run(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
+        n = len(boards)
+        if n == 0:
+            return np.zeros((0, 5), np.float32)
+        x = self._buffer(n, self.net.num_inputs)
+        (encode_afterstates if afterstates else encode)(boards, self.encoding, x)
+        xt = torch.from_numpy(x).to(self.device)
+        if self.split:
+            p = self.net(xt, torch.from_numpy(race_mask(boards)).to(self.device))
+        else:
+            p = self.net(xt)
+        return p.float().cpu().numpy()
+
+    def positions(self, boards: np.ndarray) -> np.ndarray:
+        """Probabilities for the side on roll of each position (before it rolls)."""
+        return self._run(np.ascontiguousarray(boards, np.int8), afterstates=False)
+
+    def afterstates(self, after: np.ndarray) -> np.ndarray:
+        """Probabilities for the MOVER of each afterstate; finished games get their exact result."""
+        after = np.ascontiguousarray(after, np.int8)
+        probs = flip(self._run(after, afterstates=True))
+        results = game_results(after)
+        done = results > 0
+        if done.any():
+            probs[done] = terminal_probs_batch(results[done])
+        return probs
+
+
+@dataclass
+class SearchSettings:
+    """Move filter for deeper plies: keep at most ``keep`` candidates, and only those within
+    ``margin`` equity of the best (GNU Backgammon's default filter is similar: 8 moves, 0.16)."""
+    keep: int = 8
+    margin: float = 0.16
+
+
+class NetBot(Bot):
+    """Plays the move a value net likes best, at 0, 1 or 2 ply."""
+
+    def __init__(self, net: torch.nn.Module, ply: int = 0, device: str = "cpu", name: str = "net",
+                 search: SearchSettings | None = None, meta: dict | None = None):
+        if ply not in (0, 1, 2):
+            raise ValueError(f"search depth must be 0, 1 or 2 ply; got {ply}")
+        self.eval = NetEvaluator(net, device)
+        self.ply = ply
+        self.name = name if ply == 0 else f"{name}@{ply}"
+        self.search = search or SearchSettings()
+        self.meta = meta or {}
+
+    # -- evaluation ------------------------------------------------------------------------
+    def evaluate(self, boards: np.ndarray) -> np.ndarray:
+        """Cubeless probabilities for the side on roll, before rolling, at this bot's depth."""
+        boards = np.asarray(boards, np.int8).reshape(-1, 2, 25)
+        if self.ply == 0:
+            return self.eval.positions(boards)
+        return self._expected_over_rolls(boards, self.ply - 1)
+
+    def _afterstate_value(self, after: np.ndarray, depth: int) -> np.ndarray:
+        """Mover's probabilities for afterstates, looking ``depth`` plies further."""
+        if depth == 0:
+            return self.eval.afterstates(after)
+        probs = np.empty((len(after), 5), np.float32)
+        results = game_results(after)
+        done = results > 0
+        if done.any():
+            probs[done] = terminal_probs_batch(results[done])
+        live = ~done
+        if live.any():
+            # The opponent is on roll in swap(after): its expected probabilities, flipped to us.
+            swapped = np.ascontiguousarray(after[live][:, ::-1])
+            probs[live] = flip(self._expected_over_rolls(swapped, depth - 1))
+        return probs
+
+    def _expected_over_rolls(self, boards: np.ndarray, depth: int) -> np.ndarray:
+        """For positions with the side on roll about to roll: probabilities averaged over the 21
+        rolls, the side playing its best move (0-ply choice, valued at ``depth``)."""
+        n = len(boards)
+        reps = np.repeat(boards, len(ROLLS), axis=0)
+        dice = np.tile(ROLLS, (n, 1))
+        after, _, off = generate_batch(reps, dice)
+        p0 = self.eval.afterstates(after)
+        best = segment_argmax(money_equity(p0), off)
+        chosen = after[best]
+        pv = p0[best] if depth == 0 else self._afterstate_value(chosen, depth)
+        w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
+        return (pv * w).reshape(n, len(ROLLS), 5).sum(axis=1)
+
+    # -- move choice -----------------------------------------------------------------------
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+        boards = np.ascontiguousarray(boards, np.int8)
+        dice = np.ascontiguousarray(dice, np.int64)
+        after, steps, off = generate_batch(boards, dice)
+        eq = money_equity(self.eval.afterstates(after))
+        if self.ply == 0:
+            best = segment_argmax(eq, off)
+            return after[best], steps[best]
+        best = np.empty(len(boards), np.int64)
+        for i in range(len(boards)):
+            best[i] = self._deeper_choice(after, eq, off[i], off[i + 1])
+        return after[best], steps[best]
+
+    def _deeper_choice(self, after, eq, lo, hi) -> int:
+        if hi - lo == 1:
+            return lo
+        order = lo + np.argsort(-eq[lo:hi], kind="stable")
+        top = eq[order[0]]
+        cand = [int(j) for j in order[: self.search.keep] if eq[j] >= top - self.search.margin]
+        values = money_equity(self._afterstate_value(after[cand], self.ply))
+        return cand[int(np.argmax(values))]
+
+    def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None):
+        """All legal moves of one position with the bot's probabilities, best first:
+        a list of (afterstate, steps, probabilities). Deeper plies apply to the filtered best."""
+        ply = self.ply if ply is None else ply
+        after, steps, off = generate_batch(np.ascontiguousarray(board, np.int8)[None],
+                                           np.array([[d1, d2]], np.int64))
+        if len(after) == 1 and steps[0, 0, 0] == -1:
+            return []
+        probs = self.eval.afterstates(after)
+        eq = money_equity(probs)
+        order = list(np.argsort(-eq, kind="stable"))
+        if ply > 0:
+            top = eq[order[0]]
+            cand = [j for j in order[: self.search.keep] if eq[j] >= top - self.search.margin]
+            deep = self._afterstate_value(after[cand], ply)
+            for j, p in zip(cand, deep):
+                probs[j] = p
+            deq = money_equity(deep)
+            cand_sorted = [c for _, c in sorted(zip(-deq, cand), key=lambda t: t[0])]
+            order = cand_sorted + [j for j in order if j not in cand]
+        return [(after[j], steps[j], probs[j]) for j in order]
+
+
+def load_net_bot(path: str, ply: int | None = None, device: str = "cpu") -> NetBot:
+    """A NetBot from a training checkpoint (``.pt``) or an exported bot (``.onnx``)."""
+    import os
+
+    if str(path).endswith(".onnx"):
+        from bgnet.export.onnx_bot import load_onnx_bot
+
+        return load_onnx_bot(path, ply=ply or 0)
+    from bgnet.nn.checkpoint import load_net
+
+    net, data = load_net(path, device=device)
+    games = data.get("games", 0)
+    name = f"{os.path.basename(str(path))}"
+    meta = {"games": games, "path": str(path)}
+    return NetBot(net, ply=ply or 0, device=device, name=name, meta=meta)

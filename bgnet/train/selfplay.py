@@ -1,0 +1,158 @@
+"""Vectorized self-play: many games advance together, one network call per ply for all of them.
+
+Every game in the pool keeps its history of positions (side on roll first) and the net's value of
+each, so that when it ends its λ-returns can be computed in one compiled pass. Finished games are
+replaced by fresh ones at once, so the pool stays full and every network call is large.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from bgnet.bots.net import NetEvaluator, money_equity, segment_argmax
+from bgnet.engine.board import start_position
+from bgnet.engine.movegen import generate_batch
+from bgnet.nn.encode import game_results
+
+
+@dataclass
+class FinishedGames:
+    """Training samples from the games that ended in one step: positions, their λ-return targets,
+    and per-game statistics."""
+    boards: np.ndarray  # int8[S, 2, 25], side on roll in board[1]
+    targets: np.ndarray  # float32[S, 5], λ-returns from the view of the side on roll
+    results: np.ndarray  # int[G]: points won by the player who moved first (+/- 1, 2, 3)
+    lengths: np.ndarray  # int[G]: plies
+
+
+@njit(cache=True)
+def _flip(p, out):
+    out[0] = 1.0 - p[0]
+    out[1] = p[3]
+    out[2] = p[4]
+    out[3] = p[1]
+    out[4] = p[2]
+
+
+@njit(cache=True)
+def lambda_returns(values, length, final, lam, out):
+    """λ-returns of one game, written into ``out[:length]``.
+
+    ``values[t]`` is the net's estimate of position t for the side on roll at t; ``final`` is the
+    outcome from the view of the side that made the last move (position ``length - 1``).
+    G_{T-1} = final;  G_t = flip((1 - λ) V_{t+1} + λ G_{t+1}): flipping is affine, so mixing
+    before flipping equals mixing the flipped values.
+    """
+    tmp = np.empty(5, np.float32)
+    for k in range(5):
+        out[length - 1, k] = final[k]
+    for t in range(length - 2, -1, -1):
+        for k in range(5):
+            tmp[k] = (1.0 - lam) * values[t + 1, k] + lam * out[t + 1, k]
+        _flip(tmp, out[t])
+
+
+@njit(cache=True)
+def _terminal(points):
+    p = np.zeros(5, np.float32)
+    p[0] = 1.0
+    if points >= 2:
+        p[1] = 1.0
+    if points >= 3:
+        p[2] = 1.0
+    return p
+
+
+class SelfPlayPool:
+    """``n`` games in parallel, played by one value net (with optional ε-greedy exploration)."""
+
+    def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
+                 lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0):
+        self.ev = evaluator
+        self.lam = float(lam)
+        self.n = n
+        self.rng = rng
+        self.max_plies = max_plies
+        self.epsilon = epsilon
+        self.boards = np.empty((n, 2, 25), np.int8)
+        self.ply = np.zeros(n, np.int64)
+        self.hist = np.empty((n, max_plies + 1, 2, 25), np.int8)
+        self.values = np.empty((n, max_plies + 1, 5), np.float32)
+        for i in range(n):
+            self._reset(i)
+        self._need_value = True
+
+    def _reset(self, i: int) -> None:
+        self.boards[i] = start_position()
+        self.ply[i] = 0
+
+    def _dice(self) -> np.ndarray:
+        dice = self.rng.integers(1, 7, size=(self.n, 2))
+        # The opening roll is never a double: each side rolls one die and ties are rolled again.
+        first = self.ply == 0
+        while True:
+            tie = first & (dice[:, 0] == dice[:, 1])
+            if not tie.any():
+                break
+            dice[tie] = self.rng.integers(1, 7, size=(int(tie.sum()), 2))
+        return dice
+
+    def step(self) -> FinishedGames:
+        """Every game plays one move; returns the samples of the games that ended."""
+        n = self.n
+        idx = np.arange(n)
+        if self._need_value:
+            # Values of the current positions (only needed for fresh games' first positions).
+            self.values[idx, self.ply] = self.ev.positions(self.boards)
+            self._need_value = False
+        self.hist[idx, self.ply] = self.boards
+        after, _, off = generate_batch(self.boards, self._dice())
+        probs = self.ev.afterstates(after)  # for the mover
+        best = segment_argmax(money_equity(probs), off)
+        if self.epsilon > 0:
+            explore = self.rng.random(n) < self.epsilon
+            if explore.any():
+                counts = off[1:] - off[:-1]
+                pick = off[:-1] + (self.rng.random(n) * counts).astype(np.int64)
+                best = np.where(explore, pick, best)
+        chosen = after[best]
+        chosen_probs = probs[best]
+        results = game_results(chosen)
+        self.ply += 1
+        # The next position is the opponent on roll; its value is the flip of the mover's view.
+        nxt = np.ascontiguousarray(chosen[:, ::-1])
+        nv = chosen_probs[:, [0, 3, 4, 1, 2]].copy()
+        nv[:, 0] = 1.0 - chosen_probs[:, 0]
+        done = (results > 0) | (self.ply >= self.max_plies)
+        finished = self._collect(np.flatnonzero(done), results)
+        live = ~done
+        self.boards[live] = nxt[live]
+        self.values[idx[live], self.ply[live]] = nv[live]
+        for i in np.flatnonzero(done):
+            self._reset(int(i))
+        if done.any():
+            # Fresh games need the value of the starting position (the same for all).
+            self.values[idx[done], 0] = self.ev.positions(self.boards[done][:1])[0]
+        return finished
+
+    def _collect(self, games: np.ndarray, results: np.ndarray) -> FinishedGames:
+        boards, targets, res, lens = [], [], [], []
+        for g in games:
+            length = int(self.ply[g])
+            points = int(results[g])
+            if points == 0:  # stopped at max_plies: no outcome to learn from
+                continue
+            out = np.empty((length, 5), np.float32)
+            lambda_returns(self.values[g], length, _terminal(points), self.lam, out)
+            boards.append(self.hist[g, :length].copy())
+            targets.append(out)
+            # The last mover made ply length-1; the first player moved at even plies.
+            res.append(points if (length - 1) % 2 == 0 else -points)
+            lens.append(length)
+        if not boards:
+            return FinishedGames(np.empty((0, 2, 25), np.int8), np.empty((0, 5), np.float32),
+                                 np.empty(0, np.int64), np.empty(0, np.int64))
+        return FinishedGames(np.concatenate(boards), np.concatenate(targets),
+                             np.array(res), np.array(lens))

@@ -1,0 +1,84 @@
+"""Self-play speed: training games per second (learning included) in both modes, and
+inference-only self-play games per second, for an 80-hidden-unit net on Tesauro's inputs.
+
+Prints the figures next to published references (Open Sage's C++ TD self-play: 165-255 games/s
+on 16 threads; a plain PyTorch TD-Gammon: about 6 games/s) and the goals (batched training:
+500 games/s on a 2-core CPU machine; 10,000 games/s on one GPU machine).
+
+    python3 scripts/bench_selfplay.py                 # CPU
+    python3 scripts/bench_selfplay.py --device cuda --parallel 16384 --batched-games 200000
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+from bgnet.bots.net import NetEvaluator
+from bgnet.nn.model import ValueNet
+from bgnet.train.app import CONFIG_DIR
+from bgnet.train.loop import set_threads, train
+from bgnet.train.selfplay import SelfPlayPool
+
+
+def base_config(**over):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(config_name="train", overrides=[f"{k}={v}" for k, v in over.items()])
+    return cfg
+
+
+def training_rate(mode: str, games: int, device: str, parallel: int, threads: int) -> float:
+    cfg = base_config(**{"train.mode": mode, "train.games": games, "device": device,
+                         "train.parallel_games": parallel, "train.threads": threads,
+                         "eval.every": 0, "eval.final_games": 0, "progress": "false",
+                         "train.checkpoint_every": 10**9, "optim": "sgd" if mode == "online" else "adam"})
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        summary = train(cfg, d, progress=False)
+        return summary["games"] / (time.perf_counter() - t)
+
+
+def inference_rate(games: int, device: str, parallel: int) -> float:
+    net = ValueNet("tesauro", 80).to(device)
+    pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0))
+    for _ in range(3):
+        pool.step()  # compile and warm up
+    done = 0
+    t = time.perf_counter()
+    while done < games:
+        done += len(pool.step().results)
+    return done / (time.perf_counter() - t)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--parallel", type=int, default=512, help="games in flight (batched mode)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--batched-games", type=int, default=10000)
+    ap.add_argument("--online-games", type=int, default=100)
+    ap.add_argument("--inference-games", type=int, default=10000)
+    a = ap.parse_args()
+    set_threads(a.threads)
+    print(f"device {a.device}, torch threads {torch.get_num_threads()}, {a.parallel} games in flight")
+    inf = inference_rate(a.inference_games, a.device, a.parallel)
+    print(f"inference-only self-play : {inf:9.0f} games/s")
+    bat = training_rate("batched", a.batched_games, a.device, a.parallel, a.threads)
+    print(f"training, batched mode   : {bat:9.0f} games/s  (goal >= 500 on a 2-core CPU machine, "
+          f">= 10,000 on one GPU machine)")
+    onl = training_rate("online", a.online_games, a.device, a.parallel, a.threads)
+    print(f"training, online mode    : {onl:9.1f} games/s  (per-move TD(λ) with traces)")
+    print("references: Open Sage C++ TD self-play 165-255 games/s on 16 threads (batched/Open Sage "
+          f"= {bat / 255:.2f}-{bat / 165:.2f}); plain PyTorch TD-Gammon about 6 games/s "
+          f"(batched/plain = {bat / 6:.0f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
