@@ -263,7 +263,8 @@ class Game:
         move is possible. Afterstates are ``[opponent, mover_after]``."""
         self._need(MOVE, "roll the dice first" if self.phase == ROLL else "there is no move to make now")
         if self._moves is None:
-            self._moves = generate(self.board, self.dice[0], self.dice[1])
+            # Higher die first, so that a move's steps do not depend on the order of the dice.
+            self._moves = generate(self.board, max(self.dice), min(self.dice))
         return self._moves
 
     def play(self, move, *, player: int | None = None) -> None:
@@ -480,21 +481,27 @@ class Match:
 
     def __init__(self, length: int = 0, *, seed=None, rng: np.random.Generator | None = None,
                  jacoby: bool = False, names: tuple[str, str] = ("Player 0", "Player 1"),
-                 max_cube: int = MAX_CUBE, max_games: int | None = None):
+                 max_cube: int = MAX_CUBE, max_games: int | None = None,
+                 score: tuple[int, int] = (0, 0), crawford_played: bool | None = None):
+        """``score`` and ``crawford_played`` start a match that is already under way; by default
+        a player already 1-away means the Crawford game has been played."""
         if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
             raise ValueError(f"the match length must be a whole number of points, 0 for money; got {length!r}")
         if len(names) != 2:
             raise ValueError(f"a match has two players' names; got {names!r}")
+        if len(score) != 2 or min(score) < 0 or (length and max(score) >= length):
+            raise ValueError(f"the starting score must be two numbers below the match length; got {score!r}")
         self.length = int(length)
         self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.jacoby = bool(jacoby) and self.length == 0
         self.names = (str(names[0]), str(names[1]))
         self.max_cube = int(max_cube)
         self.max_games = max_games
-        self.score = (0, 0)
+        self.score = (int(score[0]), int(score[1]))
         self.games: list[Game] = []
-        self._crawford_played = False
-        self.next_is_crawford = False
+        one_away = bool(self.length) and max(self.score) == self.length - 1
+        self._crawford_played = one_away if crawford_played is None else bool(crawford_played)
+        self.next_is_crawford = one_away and not self._crawford_played
 
     @property
     def game(self) -> Game | None:

@@ -1,0 +1,204 @@
+""".mat match files: write, read back, and GNU Backgammon importing what we write."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bgnet.engine.game import Match, MatchRecord, play_random_game
+from bgnet.formats.mat import load_mat, read_mat, save_mat, write_mat
+from bgnet.formats.position_id import position_id
+
+GNUBG_PROGRAM = shutil.which("gnubg") or next(
+    (p for p in ("/usr/games/gnubg", "/usr/local/games/gnubg") if Path(p).exists()), None)
+SHOWN = ("move", "double", "take", "drop")  # the actions a .mat file holds
+
+
+@pytest.fixture(scope="module")
+def match() -> Match:
+    """A 5-point match of random play with doubles, takes, drops and resignations."""
+    m = Match(5, seed=5, names=("Alice", "Bob van Dijk"))
+    while not m.over:
+        play_random_game(m.new_game(), m.rng, p_double=0.08, p_take=0.7, p_resign=0.02)
+    return m
+
+
+def test_the_match_covers_the_rules(match):
+    """The sample match has what the comparisons below are meant to check."""
+    games = match.games
+    assert any(g.crawford for g in games) and not games[-1].crawford  # Crawford, post-Crawford
+    assert {g.end for g in games} == {"bearoff", "drop", "resign"}
+    kinds = {a.kind for g in games for a in g.record.actions}
+    assert {"double", "take", "drop"} <= kinds
+    assert any(g.result > 1 for g in games if g.end == "bearoff")
+
+
+@pytest.fixture(scope="module")
+def session() -> Match:
+    m = Match(0, seed=4, jacoby=True, max_games=2, names=("Carol", "Dave"))
+    while not m.over:
+        play_random_game(m.new_game(), m.rng, p_double=0.1, p_take=0.9)
+    return m
+
+
+def summary(record: MatchRecord) -> list:
+    """Per game: the score, Crawford flag, result, and every shown action with the position
+    before it and, for a move, its steps and the position after it."""
+    out = []
+    for g in record.games:
+        acts = [(a.player, a.kind, position_id(a.board), tuple(sorted(a.dice)), a.steps,
+                 position_id(_after(a)) if a.kind == "move" else None)
+                for a in g.actions if a.kind in SHOWN]
+        out.append((g.number, g.score, g.crawford, g.winner, g.points, g.end, acts))
+    return out
+
+
+def test_round_trip(match, session, tmp_path):
+    for m in (match, session):
+        text = write_mat(m)
+        back = read_mat(text, jacoby=m.jacoby)
+        assert back.length == m.length and back.names == m.names
+        assert summary(back) == summary(m.record())
+        assert write_mat(back) == text
+        path = save_mat(m, tmp_path / "m.mat")
+        assert summary(load_mat(path, jacoby=m.jacoby)) == summary(m.record())
+
+
+def test_layout(match):
+    text = write_mat(match, comments=("bgnet test",))
+    lines = text.splitlines()
+    assert lines[0] == "; bgnet test" and lines[2] == " 5 point match"
+    assert lines[4] == " Game 1" and lines[5].startswith(" Alice : 0") and lines[5].endswith("Bob van Dijk : 0")
+    assert "and the match" in lines[-2] or "and the match" in lines[-1]
+    numbered = [ln for ln in lines if ln[:5].strip().endswith(")")]
+    assert numbered[0].startswith("  1) ")
+    # Every move entry is dice then from/to steps.
+    assert any("Doubles => 2" in ln for ln in lines) and any("Takes" in ln or "Drops" in ln for ln in lines)
+
+
+HAND = """\
+; a hand-written file in the notation other programs use
+
+ 3 point match
+
+ Game 1
+ Alice : 0                      Bob : 0
+  1) 31: 8/5 6/5                 64: 24/18 13/9
+  2) 62: 13/7* 8/6               43: bar/21 13/10
+  3) 66: 24/18(2) 13/7(2)
+      Wins 1 point
+
+ Game 2
+ Alice : 1                      Bob : 0
+  1) 65:       Wins 2 points
+"""
+
+
+def test_hand_written_file():
+    rec = read_mat(HAND)
+    g1, g2 = rec.games
+    alice_last = g1.actions[4]
+    assert (alice_last.player, alice_last.dice) == (0, (6, 6))
+    # Alice's side after her three moves: 18-point 2, 13-point 2, 7-point 3, 6-point 5, 5-point 2,
+    # 8-point 1 (her 24-point is empty).
+    mover_after = _after(alice_last)[1]
+    assert [int(mover_after[p - 1]) for p in (24, 18, 13, 8, 7, 6, 5)] == [0, 2, 2, 1, 3, 5, 2]
+    assert (g1.winner, g1.points, g1.end) == (0, 1, "resign")
+    # Rolled, then the opponent resigned a gammon before the move (as GNU Backgammon writes it).
+    assert (g2.winner, g2.points, g2.end, g2.score) == (0, 2, "resign", (1, 0))
+
+
+def _after(action) -> np.ndarray:
+    """The position after a move, ``[opponent, mover]``, hits included."""
+    board = action.board.astype(np.int8).copy()
+    for a, b in action.steps:
+        board[1, a - 1] -= 1
+        if b:
+            board[1, b - 1] += 1
+            if board[0, 24 - b] == 1:
+                board[0, 24 - b] = 0
+                board[0, 24] += 1
+    return board
+
+
+@pytest.mark.parametrize("text, words", [
+    ("Game 1\n", "point match"),
+    (" 3 point match\n\n Game 1\n Alice 0 Bob 0\n", "score line"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/3\n", "line 5.*not legal"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5\n  2) 42: 8/4 6/4\n",
+     "player 0 rolls 42, but it is player 1's turn"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 33: 8/5 6/5\n", "never a double"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5 Hello\n", "line 5"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5           Doubles => 4\n", "cube is at 1"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5\n      Wins 1 point\n\n"
+     " Game 2\n A : 0   B : 0\n", "score 0-0, but the games before it make it 1-0"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5\n      Wins 2 points\n\n"
+     " Game 2\n A : 2   B : 0\n  1) 31: 8/5 6/5            Doubles => 2\n", "Crawford"),
+    (" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5           Beavers => 4\n", "beaver"),
+])
+def test_bad_files(text, words):
+    with pytest.raises(ValueError, match=words):
+        read_mat(text)
+
+
+def test_bad_names():
+    m = Match(3, names=("a:b", "c"))
+    with pytest.raises(ValueError, match="name"):
+        write_mat(m)
+
+
+# ---------------------------------------------------------------------------------------------
+# GNU Backgammon
+
+
+def _gnubg_summary(gnubg) -> list:
+    """The same summary from GNU Backgammon's record of the imported match ('X' is player 0)."""
+    out = []
+    for g in gnubg.match(analysis=False, boards=True, statistics=False, verbose=False)["games"]:
+        info = g["info"]
+        acts = [("XO".index(a["player"]), a["action"], a.get("board"), tuple(sorted(a.get("dice", (0, 0)))))
+                for a in g["game"] if a["action"] in SHOWN]
+        winner = "XO".index(info["winner"]) if info.get("winner") else None
+        out.append(((info["score-X"], info["score-O"]), bool(info.get("crawford")), winner,
+                    info.get("points-won", 0), bool(info.get("resigned")), acts))
+    return out
+
+
+def _our_summary(record: MatchRecord) -> list:
+    """Our records in the shape of :func:`_gnubg_summary` (gnubg keeps no position for a take
+    or a drop)."""
+    out = []
+    for g in record.games:
+        acts = [(a.player, a.kind, position_id(a.board) if a.kind in ("move", "double") else None,
+                 tuple(sorted(a.dice)))
+                for a in g.actions if a.kind in SHOWN]
+        out.append((g.score, g.crawford, g.winner, g.points, g.end == "resign", acts))
+    return out
+
+
+@pytest.mark.gnubg
+def test_gnubg_imports_what_we_write(match, tmp_path):
+    """GNU Backgammon reads our file to the same positions, dice, cube actions, scores,
+    Crawford games and results."""
+    gnubg = pytest.importorskip("gnubg")
+    path = save_mat(match, tmp_path / "ours.mat")
+    gnubg.command("set sound enable off")
+    gnubg.command(f"import mat {path}")
+    assert _gnubg_summary(gnubg) == _our_summary(match.record())
+    # And its own export of that match reads back to the moves we played.
+    out = tmp_path / "theirs.mat"
+    gnubg.command(f"export match mat {out}")
+    assert summary(load_mat(out)) == summary(match.record())
+
+
+@pytest.mark.skipif(GNUBG_PROGRAM is None, reason="the GNU Backgammon program (Debian package "
+                    "'gnubg') is not installed; the PyPI module test above covers the import")
+def test_gnubg_program_imports_what_we_write(match, tmp_path):
+    path = save_mat(match, tmp_path / "ours.mat")
+    out = tmp_path / "theirs.mat"
+    subprocess.run([GNUBG_PROGRAM, "-t", "-q"], input=f"import mat {path}\nexport match mat {out}\n",
+                   capture_output=True, text=True, timeout=120, check=True)
+    assert summary(load_mat(out)) == summary(match.record())
