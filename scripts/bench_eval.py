@@ -102,10 +102,29 @@ def main(argv=None) -> int:
     rn = play_games(bot, load_bot("pubeval"), games, seed=a.seed, progress=False)
     print(f"{bot.name} (untrained) vs pubeval through the harness:      {rn.games_per_second:7.1f} games/s"
           f" ({games} games, {rn.mean_plies:.1f} plies)")
-    verdict = "at least as fast" if rn.games_per_second >= r.games_per_second else "SLOWER"
-    print(f"net-vs-pubeval is {verdict} than gnubg-vs-pubeval"
+    verdict = "at least as fast as" if rn.games_per_second >= r.games_per_second else "SLOWER than"
+    print(f"net-vs-pubeval is {verdict} gnubg-vs-pubeval"
           f" ({rn.games_per_second / r.games_per_second:.2f}x)")
+    netbot = play_bot(a.hidden)
+    if netbot is not None:
+        play_games(netbot, load_bot("pubeval"), 20, seed=99, progress=False)
+        rb = play_games(netbot, load_bot("pubeval"), games, seed=a.seed, progress=False)
+        print(f"NetBot (bgnet.bots.net, 0-ply, untrained) vs pubeval:     {rb.games_per_second:7.1f} games/s"
+              f" ({games} games, {rb.mean_plies:.1f} plies)")
     return 0
+
+
+def play_bot(hidden: int):
+    """The project's playing net bot around the same untrained net, when that module exists."""
+    try:
+        import torch
+
+        from bgnet.bots.net import NetBot
+        from bgnet.nn.model import ValueNet
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    return NetBot(ValueNet("tesauro", hidden), ply=0, name=f"netbot{hidden}")
 
 
 if __name__ == "__main__":
