@@ -68,7 +68,12 @@ def _check_batch(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 class PubevalBot(Bot):
-    """Tesauro's public linear evaluator (``gnubg_nn.pub_best_move``): the classic yardstick."""
+    """Tesauro's public linear evaluator (``gnubg_nn.pub_best_move``): the classic yardstick.
+
+    Its choice is the legal move whose resulting position scores highest by
+    ``gnubg_nn.pub_eval_score``, except when a move breaks contact: ``pub_best_move`` keeps the
+    weights (race or contact) of the position it starts from, so there the two can disagree.
+    """
 
     name = "pubeval"
 
