@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from bgnet.engine.board import start_position, swap
-from bgnet.engine.game import (Game, Match, RuleError, play_random_game)
+from bgnet.engine.game import RESIGN_NAMES, Game, Match, RuleError, play_random_game
 from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, GAME_DROPPED, GAME_OVER, GAME_PLAYING, GAME_RESIGNED
 from bgnet.formats.match_id import match_context_from_id, match_id
+from bgnet.formats.position_id import position_id
 
 
 def side(**points) -> np.ndarray:
@@ -279,18 +280,30 @@ def test_crawford_and_post_crawford():
     g.opening_roll((2, 1))
     assert match_context_from_id(match_id(g.context())).crawford
     g.play(g.legal_moves()[0][0])
-    with pytest.raises(RuleError, match="Crawford"):
+    with pytest.raises(RuleError, match="no doubling in the Crawford game"):
         g.double()
-    g.resign(3, player=0)  # the trailer wins a backgammon: 4-4
+    g.resign(1, player=0)  # the trailer wins the Crawford game: 4-2
     g.accept_resignation()
-    assert m.score == (4, 4) and m.post_crawford and not m.next_is_crawford
-    g = m.new_game()  # post-Crawford, and double match point: no second Crawford game
+    assert m.score == (4, 2) and m.post_crawford and not m.next_is_crawford
+    g = m.new_game()  # post-Crawford: the trailer may double, the leader's cube is dead
     assert not g.crawford
-    g.opening_roll((1, 2))
+    g.opening_roll((6, 1))
     g.play(g.legal_moves()[0][0])
-    g.double()
-    g.drop()
-    assert m.over and m.winner == 0 and m.score == (5, 4)
+    g.double()  # player 1
+    g.take()
+    g.roll((3, 1))
+    g.play(g.legal_moves()[0][0])
+    with pytest.raises(RuleError, match="cube is dead"):
+        g.double()  # player 0 owns the cube but needs 1 point
+    g.resign(1, player=0)  # 4-4
+    g.accept_resignation()
+    assert m.score == (4, 4) and not m.next_is_crawford  # no second Crawford game
+    g = m.new_game()
+    assert not g.crawford and not g.may_double(0) and not g.may_double(1)
+    assert g.opening_roll((1, 2))[0] == 1
+    g.resign(2, player=1)
+    g.accept_resignation()
+    assert m.over and m.winner == 0 and m.score == (6, 4)
     with pytest.raises(RuleError, match="match is over"):
         m.new_game()
 
@@ -347,3 +360,92 @@ def test_setup_errors():
         Game(cube_value=2, cube_owner=CENTERED)
     with pytest.raises(ValueError, match="match length"):
         Match(-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# against GNU Backgammon: the same match played in both, compared at every moment
+
+
+def _mirror_match(gnubg, seed: int, length: int, seen: set) -> int:
+    """Play a random match here and the same actions in GNU Backgammon; count the moments where
+    the Match ID or Position ID differ."""
+    rng = np.random.default_rng(seed)
+    m = Match(length, rng=rng)
+    gnubg.command(f"new match {length}")
+    differ = 0
+
+    def same(tag: str) -> None:
+        nonlocal differ
+        seen.add(tag)
+        ours = (match_id(m.context()), position_id(m.game.board))
+        differ += ours != (gnubg.match_id(), gnubg.position_id(gnubg.board()))
+
+    while not m.over:
+        g = m.new_game()
+        if g.crawford:
+            seen.add("crawford")
+        starter, dice = g.opening_roll()
+        gnubg.command(f"set turn {starter}")  # gnubg made its own opening roll: replace it
+        gnubg.command(f"set dice {dice[0]} {dice[1]}")
+        same("opening")
+        while not g.over:
+            if g.phase == "roll":
+                if rng.random() < 0.03:
+                    k = int(rng.integers(1, 4))
+                    g.resign(k)
+                    gnubg.command(f"resign {RESIGN_NAMES[k].replace('single', 'normal')}")
+                    same("resign")
+                    if rng.random() < 0.5:
+                        g.accept_resignation()
+                        gnubg.command("accept")
+                        seen.add("accept")
+                        break
+                    g.reject_resignation()
+                    gnubg.command("reject")
+                    same("reject")
+                if g.may_double() and rng.random() < 0.08:
+                    g.double()
+                    gnubg.command("double")
+                    same("double")
+                    if rng.random() < 0.7:
+                        g.take()
+                        gnubg.command("take")
+                        same("take")
+                    else:
+                        g.drop()
+                        gnubg.command("drop")
+                        seen.add("drop")
+                        break
+                d = g.roll()
+                gnubg.command(f"set dice {d[0]} {d[1]}")
+                same("roll")
+            after, steps = g.legal_moves()
+            if len(after):
+                i = int(rng.integers(len(after)))
+                g.play(after[i])
+                gnubg.command("move " + " ".join(f"{a}/{b}" for a, b in steps[i] if a >= 0))
+            else:
+                g.play(None)
+                gnubg.command("move")
+                seen.add("pass")
+            if not g.over:
+                same("move")
+        if g.end == "bearoff":
+            seen.add(f"result {g.result}")
+    return differ
+
+
+@pytest.mark.gnubg
+def test_same_moments_as_gnubg():
+    """Random 5-point matches with doubles, takes, drops, resignations and the Crawford game:
+    after every action the Match ID (cube, owner, turn, dice, score, Crawford) and the position
+    agree with GNU Backgammon playing the same actions, which refuses any illegal one."""
+    gnubg = pytest.importorskip("gnubg")
+    for c in ("set sound enable off", "set player 0 human", "set player 1 human",
+              "set automatic roll off", "set display off"):
+        gnubg.command(c)
+    seen: set = set()
+    for seed in (0, 1, 2):
+        assert _mirror_match(gnubg, seed, 5, seen) == 0, seed
+    assert {"crawford", "double", "take", "drop", "resign", "accept", "reject", "pass",
+            "result 1", "result 3"} <= seen

@@ -16,12 +16,13 @@ The life of a game::
     resign(kind) -> accept_resignation() | reject_resignation()   at any time during play
 
 Rules applied: a player may double only before rolling, when the cube is centred or his own, not
-in the Crawford game, and while the cube is below ``max_cube`` (64); a take doubles the cube and
+in the Crawford game, while the cube is below ``max_cube`` (64), and in match play only while a
+win at the current cube would not already win him the match (the cube is "dead" then; GNU
+Backgammon refuses such doubles too); a take doubles the cube and
 gives it to the taker; a drop ends the game and the dropper pays the cube's value before the
 double. A game won by bearing off scores 1, 2 (gammon: the loser has borne off none) or 3
 (backgammon: and has a checker on the bar or in the winner's home board) times the cube; in money
 play with the Jacoby rule, gammons and backgammons count 1 while the cube has not been turned.
-Doubling a "dead" cube (one worth more than the doubler needs) is legal, if pointless.
 
 Players are 0 and 1, as in GNU Backgammon's Match ID; in a ``.mat`` file player 0 is the left
 column. Boards follow bgnet's convention: ``game.board`` is ``[opponent, player on roll]``.
@@ -357,6 +358,9 @@ class Game:
             return "your opponent owns the cube"
         if 2 * self.cube_value > self.max_cube:
             return f"the cube is at {self.cube_value}, the most allowed is {self.max_cube}"
+        if self.match_length and self.score[player] + self.cube_value >= self.match_length:
+            # GNU Backgammon's rule too: a win at the current cube already takes the match.
+            return f"the cube is dead: winning this game at {self.cube_value} already wins you the match"
         return None
 
     def take(self, *, player: int | None = None) -> None:
