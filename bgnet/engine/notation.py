@@ -4,21 +4,25 @@ Points are numbered from the mover's side (1..24), ``bar`` is where a hit checke
 is borne off; GNU Backgammon's step numbering (25 = bar, 0 = off) is what
 :func:`bgnet.engine.movegen.generate` gives.
 
-Writing (:func:`format_move`):
+Writing (:func:`format_move`) follows GNU Backgammon's style; on every legal move of thousands of
+random self-play positions it gives exactly the string of ``gnubg.move_tuple_to_string``:
 
-* one checker's consecutive steps are merged into one part ("13/10 10/4" is "13/4"); a point on the
-  way where it hits stays visible with its mark ("13/10*/4");
-* a ``*`` follows every point where an opponent blot stood before the move (so two checkers passing
-  the same blot both show it, as GNU Backgammon writes "24/23*/22(2)");
-* parts are sorted from the highest starting point down (then the highest end first) and identical
-  parts are written once with their count, "8/5(2)";
+* steps are taken from the highest starting point down (then the highest end first), and one
+  checker's consecutive steps are merged into one part ("13/10 10/4" is "13/4"); a point on the way
+  where it hits stays visible with its mark ("13/10*/4");
+* a ``*`` marks a landing that sends an opponent blot to the bar: only the first of several
+  checkers landing on that blot ("6/1* 3/1");
+* parts keep the order of their first steps, so a merged part is not moved ("24/15 24/21"), and
+  parts with the same start and end are written once with their count ("8/5(2)", "24/23*/22(2)");
 * no move (the dice cannot be played) is the empty string ``""``, as GNU Backgammon writes it.
 
-Reading (:func:`parse_move`) accepts: parts in any order separated by spaces (or commas), ``/`` or
+Reading (:func:`parse_move`) accepts parts in any order separated by spaces (or commas), ``/`` or
 ``-`` between points, ``bar``/``b``/``25`` for the bar, ``off``/``o``/``0`` for off, optional ``*``
-hit marks, ``(n)`` repeats, and a checker named twice ("8/5 8/5"). It returns the index of the move
-in :func:`~bgnet.engine.movegen.generate`'s list; a move that cannot be played raises
-:class:`IllegalMoveError` saying why.
+hit marks, ``(n)`` repeats or the same part written again ("8/5 8/5"), one checker using several
+dice ("13/7" or "13/10/7"), in any case and with extra spaces. A text is accepted when it describes
+the result of a legal move with hops the dice can make; it returns the index of that move in
+:func:`~bgnet.engine.movegen.generate`'s list. Anything else raises :class:`IllegalMoveError`
+saying why.
 
 >>> from bgnet.engine.board import start_position
 >>> from bgnet.engine.movegen import generate
@@ -34,11 +38,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
+from bgnet.engine.board import as_board
 from bgnet.engine.movegen import generate
 
 BAR_POINT = 25
@@ -121,7 +125,6 @@ def format_move(steps, board) -> str:
     blots = _opponent_blots(board)
     shown: dict[tuple[int, int], list] = {}  # (start, end) -> [text of the first, count]
     for path in _chains(_steps_list(steps), blots):
-        # Points on the way are shown only where the checker hit.
         # Points on the way are shown only where the checker hit. With doubles, checkers with the
         # same start and end took the same path; the first one to pass a blot hit it, and the
         # group is written as that first one, counted: "24/23*/22(2)".
@@ -156,7 +159,8 @@ _PASS_WORDS = {"", "pass", "no move", "none", "-"}
 def _parse_point(token: str, part: str) -> tuple[int, bool]:
     m = _POINT_RE.match(token)
     if not m:
-        raise IllegalMoveError(f"cannot read {token!r} in {part!r} as a point: use 1 to 24, bar or off; {_EXPECTED}")
+        raise IllegalMoveError(
+            f"cannot read {token!r} in {part!r} as a point: use 1 to 24, bar or off; {_EXPECTED}")
     word, star = m.groups()
     if word in ("bar", "b"):
         p = BAR_POINT
@@ -200,14 +204,13 @@ def _parse_part(part: str) -> list[_Part]:
 
 
 def _parse_text(text: str) -> list[_Part]:
-    if not isinstance(text, str):
-        raise IllegalMoveError(f"a move is text such as '24/18 13/11'; got {type(text).__name__}")
+    """The typed parts of a move text, in the order typed."""
     t = text.strip().lower()
     # Accept "8/5 (2)" and "bar / 22" as well as the compact forms.
     t = re.sub(r"\s*\(\s*(\d+)\s*\)", r"(\1)", t)
     t = re.sub(r"\s*/\s*", "/", t)
     t = re.sub(r"\s+\*", "*", t)
-    t = re.sub(r"(?<=[\d\w*])\s*-\s*(?=[\d\w])", "-", t)
+    t = re.sub(r"(?<=[\w*])\s*-\s*(?=\w)", "-", t)
     parts: list[_Part] = []
     for token in re.split(r"[\s,]+", t):
         if token:
@@ -271,7 +274,8 @@ def _pick(board, after_all, steps_all, candidates: list[int], parts: list[_Part]
 def parse_move(text: str, board, d1: int, d2: int) -> int | None:
     """Index of the typed move in ``generate(board, d1, d2)``'s list of legal moves.
 
-    ``board`` is ``[opponent, player on roll]``. When no move is legal the turn passes: an empty
+    ``board`` is ``[opponent, player on roll]`` (a bad board raises ValueError, as do dice outside
+    1..6). When no move is legal the turn passes: an empty
     text (or "pass") returns None and anything else raises :class:`IllegalMoveError`. Hit marks
     are optional; they only choose between moves that differ in what they hit.
 
@@ -287,7 +291,7 @@ def parse_move(text: str, board, d1: int, d2: int) -> int | None:
     """
     if not isinstance(text, str):
         raise IllegalMoveError(f"a move is text such as '24/18 13/11'; got {type(text).__name__}")
-    board = np.asarray(board)
+    board = as_board(board)
     dice = _dice_list(d1, d2)
     after_all, steps_all = generate(board, d1, d2)
     words = " ".join(text.lower().split())
@@ -301,7 +305,7 @@ def parse_move(text: str, board, d1: int, d2: int) -> int | None:
     me = _mover_after(board, parts)
     if me is not None:
         candidates = np.flatnonzero((after_all[:, 1] == me).all(axis=1)).tolist()
-        if candidates and _dice_fit(parts, dice, board) is not None:
+        if candidates and _dice_fit(parts, dice) is not None:
             return _pick(board, after_all, steps_all, candidates, parts)
     raise IllegalMoveError(_explain(board, dice, parts, after_all, steps_all))
 
@@ -338,7 +342,7 @@ def _hops(parts: list[_Part]) -> list[tuple[int, bool]]:
     return out
 
 
-def _dice_fit(parts: list[_Part], dice: list[int], board=None) -> list[tuple[int, ...]] | None:
+def _dice_fit(parts: list[_Part], dice: list[int]) -> list[tuple[int, ...]] | None:
     """Assign disjoint groups of dice to the typed hops; None when they cannot be covered."""
     hops = _hops(parts)
     n = len(dice)
@@ -468,7 +472,7 @@ def _replay_hop(me, opp, a: int, b: int, combo: tuple[int, ...], had: int) -> st
 def _step_reason(me, opp, a: int, b: int, die: int) -> str | None:
     """Why one die's step from a to b is not allowed now, or None."""
     if a != BAR_POINT and me[24] > 0:
-        return "you must enter your checker from the bar first"
+        return f"you must enter your checker{'s' if me[24] > 1 else ''} from the bar first"
     if b == OFF_POINT:
         if me[6:25].sum() > 0:
             return "you cannot bear off while checkers are outside your home board"
