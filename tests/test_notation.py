@@ -243,7 +243,8 @@ def test_reason_enter_from_the_bar_first():
     assert len(generate(b, 3, 1)[0]) > 0
     assert reason("13/10 6/5", b, 3, 1) == "you must enter your checker from the bar first"
     two = make({25: 2, 13: 4, 8: 3, 6: 5}, {24: 2, 12: 5, 17: 3, 19: 5})
-    assert reason("bar/22 13/12", two, 3, 1) == "you must enter your checkers from the bar first"
+    assert reason("13/10 6/5", two, 3, 1) == "you must enter your checkers from the bar first"
+    assert reason("bar/22 13/12", two, 3, 1) == "you must enter your checker from the bar first"
 
 
 def test_reason_bear_off_with_checkers_outside():
