@@ -78,6 +78,14 @@ def test_moves_and_turns_alternate():
     assert np.array_equal(h.board, swap(target))
 
 
+def test_text_moves_with_the_low_die_first():
+    for dice, text in (((1, 6), "13/7 8/7"), ((2, 4), "8/4 6/4"), ((3, 5), "8/3 6/3")):
+        g = Game(board=start_position(), player_on_roll=0)
+        g.roll(dice)
+        g.play(text)
+        assert g.record.actions[-1].notation == text
+
+
 def test_illegal_moves_are_refused():
     g = Game(seed=1)
     g.opening_roll((6, 5))
@@ -230,6 +238,9 @@ def test_resignations():
     g.resign(1, player=0)  # the opponent may offer too
     g.accept_resignation()
     assert g.winner == 1 and g.points == 1 and g.end == "resign"
+    # The roll that was never played stays in the record, before the resignation.
+    assert [(a.kind, a.dice) for a in g.record.actions[-3:]] == [("roll", (1, 1)), ("resign", (0, 0)),
+                                                                ("accept", (0, 0))]
     assert g.context().game_state == GAME_RESIGNED
     with pytest.raises(ValueError, match="1 .*2 .*3"):
         Game(board=start_position(), player_on_roll=0).resign(4)

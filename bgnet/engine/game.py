@@ -70,7 +70,8 @@ class RuleError(ValueError):
 @dataclass
 class Action:
     """One thing a player did: ``kind`` is "move", "double", "take", "drop", "resign",
-    "accept" (a resignation) or "reject".
+    "accept" (a resignation), "reject", or "roll" (dice rolled but never played: the game was
+    resigned first).
 
     ``board`` is the position before the action from the actor's side (``[opponent, actor]``).
     For a move: ``dice``, ``steps`` ((from, to) pairs, 25 = bar, 0 = off; empty when no move was
@@ -160,6 +161,7 @@ class Game:
         self.resignation: tuple[int, int] | None = None  # (resigning player, kind) while offered
         self._on_over = on_over
         self._moves = None  # legal moves of this roll, computed once
+        self._roll_at = 0  # where the current roll belongs in the record
         self._sides = np.stack([start_position()[1], start_position()[1]])  # each from its own side
         self.phase = OPENING
         self.record = GameRecord(number, self.score, self.match_length, self.crawford, self.jacoby)
@@ -256,6 +258,7 @@ class Game:
     def _start_move(self) -> None:
         self.phase = MOVE
         self._moves = None
+        self._roll_at = len(self.record.actions)
 
     # -- moves ------------------------------------------------------------------------------
 
@@ -299,7 +302,8 @@ class Game:
         if isinstance(move, str):
             from bgnet.engine.notation import parse_move
 
-            i = parse_move(move, before, self.dice[0], self.dice[1])  # raises IllegalMoveError
+            # The same dice order as legal_moves, so the index points into the same list.
+            i = parse_move(move, before, max(self.dice), min(self.dice))  # raises IllegalMoveError
             return int(i)
         if move is None:
             raise RuleError(f"a move is possible with {self.dice[0]}-{self.dice[1]}, so you must play one")
@@ -405,6 +409,9 @@ class Game:
     def accept_resignation(self, *, player: int | None = None) -> None:
         """Accept the resignation offered: the game ends with its value times the cube."""
         resigner, kind = self._pending(player)
+        if self.phase == MOVE:  # rolled but not played: keep the roll in the record
+            roll = Action(self.player_on_roll, "roll", self.board, dice=self.dice)
+            self.record.actions.insert(self._roll_at, roll)
         self._add("accept", actor=1 - resigner, resign=kind)
         self.resignation = None
         self._finish(1 - resigner, kind, END_RESIGN)

@@ -30,6 +30,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+
+from bgnet.engine.board import start_position
 from bgnet.engine.game import Game, GameRecord, Match, MatchRecord, RuleError
 
 COLUMN = 28  # width of the left column, as GNU Backgammon writes it
@@ -102,6 +105,10 @@ def _final_score(record: MatchRecord) -> tuple[int, int]:
 
 
 def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -> list[str]:
+    first = next((act for act in game.actions if act.kind == "move"), None)
+    if first is not None and not np.array_equal(first.board, start_position()):
+        raise ValueError(f"game {game.number} did not start from the starting position; a .mat file "
+                         "cannot hold it")
     a, b = record.names
     head = f" {a} : {game.score[0]}"
     lines = [f" Game {game.number}", head.ljust(32) + f"{b} : {game.score[1]}"]
@@ -122,6 +129,8 @@ def _entry_text(act) -> str | None:
         d1, d2 = max(act.dice), min(act.dice)
         steps = _step_texts(act.board, act.steps)
         return f"{d1}{d2}:" + "".join(" " + s for s in steps)
+    if act.kind == "roll":  # rolled, then the game was resigned
+        return f"{max(act.dice)}{min(act.dice)}:"
     if act.kind == "double":
         return f" Doubles => {act.cube}"
     if act.kind == "take":
