@@ -135,7 +135,8 @@ class Game:
       ``max_cube``;
     * ``board`` and ``player_on_roll``: start from a position (``board`` is ``[opponent, player
       on roll]``) with that player about to roll, instead of the opening; with ``cube_value`` and
-      ``cube_owner``.
+      ``cube_owner``;
+    * ``on_over``: called with the game when it ends (a :class:`Match` keeps its score so).
     """
 
     def __init__(self, *, seed=None, rng: np.random.Generator | None = None, match_length: int = 0,
