@@ -24,9 +24,6 @@ from numba import njit
 _rng = np.random.default_rng(0x5EED)
 ZOBRIST = _rng.integers(0, 2**63 - 1, size=(2, 25, 16), dtype=np.int64)
 
-# Distinct candidates of one position before filtering. Canonical ordering of doubles keeps this
-# far below the bound: a position can have at most C(25 + 3, 4) = 20,475 multisets of four steps.
-MAX_MOVES_PER_POSITION = 20_480
 DEPTH_SALT = _rng.integers(0, 2**63 - 1, size=5, dtype=np.int64)
 DIE_SALT = _rng.integers(0, 2**63 - 1, size=7, dtype=np.int64)
 # Deduplication hash tables: a small one that stays in cache for ordinary positions, and a
@@ -94,8 +91,7 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
     norders = 1 if doubles else 2
     first_n = out_n
     max_depth = 0
-    small_key, small_idx, small_stamp, big_key, big_idx, big_stamp = tables
-    tkey, tidx, tstamp = small_key, small_idx, small_stamp
+    tkey, tidx, tstamp = tables
 
     for order in range(norders):
         if doubles:
@@ -159,9 +155,11 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
                 # A full-length sequence: record it, then undo its last step below.
                 out_n = _record(me, opp, h, depth, 0, src_at, dst_at, out_boards, out_moves,
                                 out_depth, out_die, out_key, out_n, tkey, tidx, tstamp, stamp)
+                if out_n < 0:
+                    return -1
                 max_depth = depth
                 if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
-                    tkey, tidx, tstamp = big_key, big_idx, big_stamp
+                    tkey, tidx, tstamp = _large_tables()
                     _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
             else:
                 # No step at this depth: the sequence so far is terminal.
@@ -171,9 +169,11 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
                     out_n = _record(me, opp, h, depth, die_used, src_at, dst_at, out_boards,
                                     out_moves, out_depth, out_die, out_key, out_n, tkey, tidx,
                                     tstamp, stamp)
+                    if out_n < 0:
+                        return -1
                     max_depth = depth
                     if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
-                        tkey, tidx, tstamp = big_key, big_idx, big_stamp
+                        tkey, tidx, tstamp = _large_tables()
                         _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
                 if depth == 0:
                     break
@@ -221,6 +221,13 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
         # (e.g. bearing off the last checker with either number); keep one.
         keep = _dedupe_boards(out_boards, out_moves, first_n, keep)
     return keep
+
+
+@njit(cache=True)
+def _large_tables():
+    # Only positions with thousands of candidates (open boards with doubles) need these.
+    return (np.zeros(_LARGE_TABLE, np.int64), np.zeros(_LARGE_TABLE, np.int64),
+            np.full(_LARGE_TABLE, -1, np.int64))
 
 
 @njit(cache=True)
@@ -280,6 +287,8 @@ def _record(me, opp, h, depth, first_die, src_at, dst_at, out_boards, out_moves,
             if same:
                 return out_n
         slot = (slot + 1) & mask
+    if out_n >= out_boards.shape[0] or out_n >= out_depth.shape[0]:
+        return -1  # out of room: the caller grows the buffers and generates this position again
     table_stamp[slot] = stamp
     table_key[slot] = key
     table_idx[slot] = out_n
@@ -308,7 +317,7 @@ def generate_batch(boards, dice):
     move gets exactly one afterstate, itself, with an empty move (all -1): the turn passes.
     """
     n = boards.shape[0]
-    cap = max(MAX_MOVES_PER_POSITION * 2, n * 24)
+    cap = 64 + n * 24  # about 15 moves a position on average; grown when a position needs more
     out_boards = np.empty((cap, 2, 25), np.int8)
     out_moves = np.empty((cap, 4, 2), np.int8)
     out_depth = np.empty(cap, np.int64)
@@ -316,14 +325,18 @@ def generate_batch(boards, dice):
     out_key = np.empty(cap, np.int64)
     offsets = np.zeros(n + 1, np.int64)
     tables = (np.zeros(_SMALL_TABLE, np.int64), np.zeros(_SMALL_TABLE, np.int64),
-              np.full(_SMALL_TABLE, -1, np.int64), np.zeros(_LARGE_TABLE, np.int64),
-              np.zeros(_LARGE_TABLE, np.int64), np.full(_LARGE_TABLE, -1, np.int64))
+              np.full(_SMALL_TABLE, -1, np.int64))
     scratch = np.zeros((9, 25), np.int64)
     m = 0
-    for i in range(n):
-        # Grow the output so that one more position always fits.
-        if m + MAX_MOVES_PER_POSITION > out_boards.shape[0]:
-            new_cap = max(out_boards.shape[0] * 2, m + 2 * MAX_MOVES_PER_POSITION)
+    i = 0
+    stamp = 0
+    while i < n:
+        got = _generate_one(boards[i], dice[i, 0], dice[i, 1], out_boards, out_moves, out_depth,
+                            out_die, out_key, m, tables, stamp, scratch)
+        stamp += 1  # a fresh stamp also for a retried position: its half-filled entries are stale
+        if got < 0:
+            # Out of room: double the buffers (keeping finished positions) and redo this one.
+            new_cap = 2 * out_boards.shape[0]
             nb = np.empty((new_cap, 2, 25), np.int8)
             nb[:m] = out_boards[:m]
             nm = np.empty((new_cap, 4, 2), np.int8)
@@ -332,9 +345,10 @@ def generate_batch(boards, dice):
             out_depth = np.empty(new_cap, np.int64)
             out_die = np.empty(new_cap, np.int64)
             out_key = np.empty(new_cap, np.int64)
-        m = _generate_one(boards[i], dice[i, 0], dice[i, 1], out_boards, out_moves, out_depth,
-                          out_die, out_key, m, tables, i, scratch)
+            continue
+        m = got
         offsets[i + 1] = m
+        i += 1
     return out_boards[:m], out_moves[:m], offsets
 
 

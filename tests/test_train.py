@@ -1,0 +1,159 @@
+"""The trainer: learning, λ-returns, checkpoints that survive a kill, resume, config errors."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from bgnet.bots.net import NetBot
+from bgnet.bots.simple import RandomBot
+from bgnet.evaluate.match import play_games
+from bgnet.nn.checkpoint import CheckpointError, load_checkpoint, load_net
+from bgnet.nn.model import flip
+from bgnet.train.app import CONFIG_DIR
+from bgnet.train.config import ConfigError, validate
+from bgnet.train.loop import train
+from bgnet.train.selfplay import lambda_returns
+
+
+def config(**over):
+    base = {"progress": "false", "eval.every": 0, "eval.final_games": 0}
+    base.update(over)
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return compose(config_name="train", overrides=[f"{k}={v}" for k, v in base.items()])
+
+
+def test_lambda_returns_match_the_forward_view():
+    rng = np.random.default_rng(0)
+    T, lam = 7, 0.6
+    values = rng.random((T, 5)).astype(np.float32)
+    final = np.array([1, 1, 0, 0, 0], np.float32)
+    out = np.empty((T, 5), np.float32)
+    lambda_returns(values, T, final, lam, out)
+
+    # Forward view: G_t = (1-λ) Σ_n λ^(n-1) G_t^(n) + λ^(T-1-t) z, each n-step return seen from
+    # the side on roll at t (every ply flips the point of view).
+    def view(p, plies):
+        return p if plies % 2 == 0 else flip(p)
+
+    for t in range(T):
+        g = np.zeros(5)
+        for n in range(1, T - t):
+            g += (1 - lam) * lam ** (n - 1) * view(values[t + n], n)
+        g += lam ** (T - 1 - t) * view(final, T - 1 - t)
+        assert np.allclose(out[t], g, atol=1e-5), t
+
+
+def test_bad_config_values_name_their_key(tmp_path):
+    for key, value, word in [("train.lam", 2, "train.lam"), ("train.games", 0, "train.games"),
+                             ("model.encoding", "nope", "model.encoding"),
+                             ("train.mode", "fast", "train.mode"), ("eval.games", 3, "eval.games")]:
+        with pytest.raises(ConfigError, match=word):
+            validate(config(**{key: value}))
+
+
+def test_training_beats_a_random_mover(tmp_path):
+    cfg = config(**{"train.games": 2000, "seed": 1, "train.checkpoint_every": 1000})
+    summary = train(cfg, tmp_path)
+    assert summary["games"] >= 2000
+    net, data = load_net(tmp_path / "checkpoints" / "latest.pt")
+    assert data["games"] == summary["games"]
+    r = play_games(NetBot(net), RandomBot(5), 500, seed=3, progress=False)
+    assert r.win_rate >= 0.80, r.summary()
+    # periodic numbered checkpoints and the resolved config beside them
+    assert (tmp_path / "checkpoints" / "games_000001000.pt").exists() or \
+        any(p.name.startswith("games_") for p in (tmp_path / "checkpoints").iterdir())
+    assert (tmp_path / "checkpoints" / "config.yaml").exists()
+    assert any((tmp_path / "tb").iterdir())
+
+
+def test_same_seed_same_weights(tmp_path):
+    states = []
+    for k in range(2):
+        train(config(**{"train.games": 150, "seed": 7, "train.buffer_positions": 2000}), tmp_path / str(k))
+        states.append(load_checkpoint(tmp_path / str(k) / "checkpoints" / "latest.pt")["net_state"])
+    for name in states[0]:
+        assert torch.equal(states[0][name], states[1][name]), name
+
+
+def test_online_mode_updates_after_every_move(tmp_path):
+    from bgnet.train.loop import build_net
+
+    cfg = config(**{"train.mode": "online", "train.games": 3, "optim": "sgd", "seed": 3})
+    summary = train(cfg, tmp_path)
+    data = load_checkpoint(tmp_path / "checkpoints" / "latest.pt")
+    assert summary["games"] == 3 and data["games"] == 3
+    torch.manual_seed(3)
+    initial = build_net(cfg.model).state_dict()
+    moved = [k for k in initial if not torch.equal(initial[k], data["net_state"][k])]
+    assert moved, "online TD(λ) left every weight unchanged"
+
+
+def test_truncated_checkpoint_is_a_clear_error(tmp_path):
+    train(config(**{"train.games": 50}), tmp_path)
+    path = tmp_path / "checkpoints" / "latest.pt"
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match="bad.pt"):
+        load_checkpoint(bad)
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError, match="empty"):
+        load_checkpoint(tmp_path / "empty.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="junk.pt"):
+        load_checkpoint(tmp_path / "junk.pt")
+
+
+def _bgnet(*args, cwd):
+    return [sys.executable, "-c", "import sys; from bgnet.cli import main; sys.exit(main())", *args]
+
+
+def test_kill_and_resume(tmp_path):
+    """kill -9 in the middle of a run loses at most one checkpoint interval."""
+    run = tmp_path / "run"
+    cmd = _bgnet("train", "progress=false", "train.games=100000", "train.checkpoint_every=200",
+                 "eval.every=0", "eval.final_games=0", f"hydra.run.dir={run}", cwd=tmp_path)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    latest = run / "checkpoints" / "latest.pt"
+    deadline = time.time() + 240
+    try:
+        while time.time() < deadline:
+            numbered = sorted((run / "checkpoints").glob("games_*.pt")) if latest.exists() else []
+            if len(numbered) >= 2:
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"training exited early: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        else:
+            pytest.fail("no checkpoint written in time")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    saved = load_checkpoint(latest)["games"]
+    assert saved >= 400
+    # Resume for a few more games; the run continues from the saved count, in the same directory.
+    target = saved + 100
+    res = subprocess.run(_bgnet("train", "progress=false", f"train.games={target}",
+                                "eval.every=0", "eval.final_games=0", f"resume={latest}", cwd=tmp_path),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert f"resumed from {latest} at {saved} games" in res.stdout
+    assert load_checkpoint(latest)["games"] >= target
+
+
+def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
+    bad = tmp_path / "broken.pt"
+    bad.write_bytes(b"\x00" * 100)
+    res = subprocess.run(_bgnet("train", "progress=false", "train.games=10", f"resume={bad}",
+                                f"hydra.run.dir={tmp_path / 'r'}", cwd=tmp_path),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert "broken.pt" in res.stderr
