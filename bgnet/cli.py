@@ -44,6 +44,12 @@ def _cmd_tournament(argv: list[str]) -> int:
     return tournament_main(argv)
 
 
+def _cmd_export(argv: list[str]) -> int:
+    from bgnet.export.onnx_export import export_main
+
+    return export_main(argv)
+
+
 def _cmd_train(argv: list[str]) -> int:
     from bgnet.train.app import main as train_main
 
@@ -55,6 +61,7 @@ COMMANDS = {
     "moves": (_cmd_moves, "list the legal moves of a position"),
     "eval": (_cmd_eval, "play two bots against each other (points per game, 95 % interval)"),
     "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate"),
+    "export": (_cmd_export, "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
     "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
 }
 
@@ -70,7 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"bgnet: unknown command {name!r}; try 'bgnet --help'", file=sys.stderr)
         return 2
-    return COMMANDS[name][0](rest) or 0
+    try:
+        return COMMANDS[name][0](rest) or 0
+    except BrokenPipeError:
+        # Output piped into e.g. `head`, which stopped reading: not an error for the user.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
