@@ -1,0 +1,31 @@
+"""bgnet: a backgammon bot trainer (TD(λ) self-play) and the bots it makes.
+
+Playing an exported bot (onnxruntime and numpy only; no torch)::
+
+    import bgnet
+    bot = bgnet.Bot.load("bot.onnx", ply=1)       # or a training checkpoint (.pt), or no path
+    bot.best_move("4HPwATDgc/ABMA", 3, 1)        # e.g. ('8/5 6/5', '4HPwATCwZ/ABMA')
+    bot.evaluate("4HPwATDgc/ABMA").equity        # cubeless equity of the player on roll
+    bot.cube_decision("4HPwATDgc/ABMA", "MAEAAAAAAAAE").action   # e.g. 'no_double'
+
+Importing ``bgnet`` is cheap: :class:`Bot` is loaded on first use.
+"""
+from __future__ import annotations
+
+__all__ = ["Bot", "__version__"]
+
+
+def __getattr__(name):
+    # Lazy: `import bgnet` must stay light (no numba compilation, never torch).
+    if name == "Bot":
+        from bgnet.bots.base import Bot
+
+        return Bot
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("bgnet")
+        except PackageNotFoundError:
+            return "unknown"
+    raise AttributeError(f"module 'bgnet' has no attribute {name!r}")

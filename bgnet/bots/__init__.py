@@ -9,14 +9,29 @@ Specs understood by :func:`load_bot`:
   ``bgnet[ref]``);
 * anything else is a path to a checkpoint or an exported bot, optionally with a search depth:
   ``PATH@PLY``.
+
+:func:`default_bot_path` finds the bot shipped with bgnet, ``checkpoints/bgnet-default.onnx`` at
+the root of the source tree; ``Bot.load()`` without a path loads it.
 """
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from bgnet.bots.base import Bot
 
-__all__ = ["Bot", "load_bot", "BUILTIN_SPECS"]
+__all__ = ["Bot", "load_bot", "default_bot_path", "BUILTIN_SPECS"]
+
+DEFAULT_BOT_NAME = "bgnet-default.onnx"
+
+
+def default_bot_path() -> Path | None:
+    """The bot shipped with bgnet, ``checkpoints/bgnet-default.onnx`` next to the ``bgnet``
+    package (the root of the source tree), when that file exists; otherwise None."""
+    import bgnet
+
+    path = Path(bgnet.__file__).resolve().parents[1] / "checkpoints" / DEFAULT_BOT_NAME
+    return path if path.is_file() else None
 
 BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2")
 

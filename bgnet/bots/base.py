@@ -3,12 +3,79 @@
 A bot picks moves for positions in bgnet's board layout (see :mod:`bgnet.engine.board`): the side
 on roll is ``board[1]``. The batch method is what matches and self-play call; it has a simple
 default that loops over :meth:`Bot.choose_move`, and fast bots override it.
+
+The stable public API speaks GNU Backgammon Position IDs (the player on roll to move) and works
+on every bot:
+
+* :meth:`Bot.load` ``(path=None, ply=0)``: an exported bot (``.onnx``, runs without torch) or a
+  training checkpoint; without a path, the bot shipped in ``checkpoints/`` (see
+  :func:`bgnet.bots.default_bot_path`);
+* :meth:`Bot.best_move` ``(position_id, d1, d2, ply=None) -> (notation, next position id)``, in the
+  convention of :func:`bgnet.engine.legal_moves`;
+* :meth:`Bot.evaluate` ``(position_id)`` -> :class:`Evaluation` (five probabilities and the
+  cubeless equity of the player on roll, before rolling); given an array of boards instead, it
+  returns float[N, 5] as the batch code expects;
+* :meth:`Bot.cube_decision` ``(position_id, match_id)`` -> :class:`bgnet.cube.CubeDecision`.
+
+``ply`` picks the search depth of bots that have several (net bots: 0, 1 or 2); None means the
+bot's own depth.
 """
 from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 
 from bgnet.engine.movegen import generate
+from bgnet.nn.probs import OUTPUTS
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A bot's view of a position: cubeless probabilities of the player on roll, before rolling.
+
+    ``probabilities`` are five floats in GNU Backgammon's order (win, win gammon, win backgammon,
+    lose gammon, lose backgammon; gammons include backgammons); ``equity`` is the cubeless money
+    equity ``2 win - 1 + wg - lg + wbg - lbg``; ``ply`` the search depth used (None: the bot has
+    one fixed depth).
+
+    >>> e = Evaluation("4HPwATDgc/ABMA", (0.5, 0.15, 0.01, 0.14, 0.01), 0.01, 0)
+    >>> e.as_dict()["win_gammon"], round(e.as_dict()["equity"], 2)
+    (0.15, 0.01)
+    """
+
+    position_id: str
+    probabilities: tuple
+    equity: float
+    ply: int | None = None
+
+    def as_dict(self) -> dict:
+        """``{"position_id", "win", "win_gammon", ..., "lose_backgammon", "equity", "ply"}``."""
+        out = {"position_id": self.position_id}
+        out.update(zip(OUTPUTS, self.probabilities))
+        out["equity"] = self.equity
+        out["ply"] = self.ply
+        return out
+
+
+def _accepting_position_ids(method):
+    """Wrap a subclass's batch ``evaluate(boards)`` so a Position ID string goes to
+    :meth:`Bot.evaluate_position`: every bot then answers ``bot.evaluate(position_id)``."""
+    @functools.wraps(method)
+    def evaluate(self, boards, *args, **kwargs):
+        if isinstance(boards, str):
+            return self.evaluate_position(boards, *args, **kwargs)
+        return method(self, boards, *args, **kwargs)
+
+    evaluate._accepts_position_ids = True
+    return evaluate
+
+
+def _die(d, name: str) -> int:
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
+        raise ValueError(f"{name} must be a whole number from 1 to 6; got {d!r}")
+    return int(d)
 
 
 class Bot:
@@ -41,8 +108,117 @@ class Bot:
 
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """Cubeless probabilities float[N, 5] for the side on roll, before it rolls (gnubg order:
-        win, win gammon, win backgammon, lose gammon, lose backgammon). Optional."""
+        win, win gammon, win backgammon, lose gammon, lose backgammon). Optional.
+
+        Given a Position ID string instead, returns :meth:`evaluate_position`'s
+        :class:`Evaluation` (subclasses that override this method keep that behaviour)."""
+        if isinstance(boards, str):
+            return self.evaluate_position(boards)
         raise NotImplementedError(f"{self.name} cannot evaluate positions")
+
+    evaluate._accepts_position_ids = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("evaluate")
+        if own is not None and not getattr(own, "_accepts_position_ids", False):
+            cls.evaluate = _accepting_position_ids(own)
+
+    # -- the Position ID API ------------------------------------------------------------------
+    @classmethod
+    def load(cls, path=None, ply: int = 0, device: str = "cpu") -> "Bot":
+        """A net bot from an exported bot (``*.onnx``: onnxruntime and numpy only, no torch) or a
+        training checkpoint (``*.pt``, needs torch), searching at ``ply`` (0, 1 or 2).
+
+        Without ``path``, the bot shipped as ``checkpoints/bgnet-default.onnx``
+        (:func:`bgnet.bots.default_bot_path`). Raises FileNotFoundError for a missing file and a
+        ValueError (for checkpoints :class:`bgnet.nn.checkpoint.CheckpointError`) naming the file
+        for one that cannot be read.
+        """
+        import os
+
+        if path is None:
+            from bgnet.bots import default_bot_path
+
+            path = default_bot_path()
+            if path is None:
+                raise FileNotFoundError("no default bot is installed (checkpoints/bgnet-default.onnx); "
+                                        "pass the path of an exported bot or a checkpoint")
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no such bot or checkpoint: {path!r}")
+        if path.endswith(".onnx"):
+            from bgnet.export.onnx_bot import load_onnx_bot
+
+            return load_onnx_bot(path, ply=ply)
+        from bgnet.bots.net import load_net_bot
+
+        return load_net_bot(path, ply=ply, device=device)
+
+    def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None) -> tuple[str, str]:
+        """The move this bot plays: ``(notation, next Position ID)``.
+
+        Same convention as :func:`bgnet.engine.legal_moves`: ``position_id`` has the mover on roll;
+        the next ID is the position right after the move, still in the mover's orientation
+        (``[opponent, mover]``; swap the sides for the opponent's turn), so it is one of the IDs
+        ``legal_moves`` lists. When no move is legal the turn passes: ``("", position_id)``.
+        """
+        from bgnet.engine.notation import format_move
+        from bgnet.formats.position_id import board_from_position_id, position_id as pid
+
+        a, b = _die(d1, "the first die"), _die(d2, "the second die")
+        board = board_from_position_id(position_id)
+        if len(generate(board, a, b)[0]) == 0:
+            return "", pid(board)
+        after, steps = self._choose_one(board, a, b, ply)
+        return format_move(steps, board), pid(after)
+
+    def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
+        """Cubeless probabilities and equity of the player on roll in ``position_id``, before
+        rolling, at ``ply`` (None: the bot's own depth)."""
+        from bgnet.formats.position_id import board_from_position_id
+
+        board = board_from_position_id(position_id)
+        p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
+        eq = 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
+        used = ply if ply is not None else getattr(self, "ply", None)
+        return Evaluation(position_id, tuple(float(v) for v in p), float(eq), used)
+
+    def cube_decision(self, position_id: str, match_id: str, ply: int | None = None):
+        """The cube action for the player on roll (double/take/pass, too good), from this bot's
+        probabilities at ``ply`` and a GNU Backgammon Match ID (cube, score, match length; money
+        when the length is 0): a :class:`bgnet.cube.CubeDecision`. Uses the bot's cube settings
+        (match equity table, cube efficiency; GNU Backgammon's defaults unless the bot has its
+        own)."""
+        from bgnet.cube import decide
+
+        probs = self.evaluate_position(position_id, ply).probabilities
+        met, efficiency = self.cube_settings()
+        return decide(probs, match_id, position_id, met=met, efficiency=efficiency)
+
+    def cube_settings(self):
+        """``(match equity table name or None, cube efficiency or None)`` for :meth:`cube_decision`;
+        None means bgnet's defaults (Kazaross XG2, GNU Backgammon's efficiencies)."""
+        return None, None
+
+    # -- hooks for bots with several search depths -----------------------------------------------
+    def _check_fixed_ply(self, ply) -> None:
+        own = getattr(self, "ply", None)
+        if ply is not None and ply != own:
+            depth = f"at {own}-ply" if own is not None else "at one fixed depth"
+            raise ValueError(f"{self.name} plays {depth}; it cannot search at ply={ply}")
+
+    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
+        """(afterstate, steps) this bot plays in one position at ``ply``."""
+        self._check_fixed_ply(ply)
+        after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
+                                         np.array([[d1, d2]], np.int64))
+        return after[0], steps[0]
+
+    def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
+        """float[N, 5] for the side on roll at ``ply``."""
+        self._check_fixed_ply(ply)
+        return self.evaluate(boards)
 
     def close(self) -> None:
         """Release resources (processes, sessions)."""

@@ -8,19 +8,33 @@ n-ply (n >= 1): the candidates that survive 0-ply filtering are scored by the av
 21 distinct rolls, of the opponent's best reply at (n-1)-ply, seen from our side; like GNU
 Backgammon's move filters, only the best few candidates (and those close to the best) go deeper,
 which keeps 2-ply interactive.
+
+The net is reached through an *evaluator* (:mod:`bgnet.bots.evaluator`): a torch net gets a
+:class:`~bgnet.bots.torch_eval.NetEvaluator`, an exported bot an
+:class:`~bgnet.export.onnx_bot.OnnxEvaluator`. This module does not import torch itself, so an
+exported bot plays without it; ``NetEvaluator`` is still importable from here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 from numba import njit
 
 from bgnet.bots.base import Bot
 from bgnet.engine.movegen import generate_batch
-from bgnet.nn.encode import encode, encode_afterstates, game_results, race_mask
-from bgnet.nn.model import SplitValueNet, flip, terminal_probs_batch
+from bgnet.nn.encode import game_results
+from bgnet.nn.probs import flip, terminal_probs_batch
+
+
+def __getattr__(name):
+    # NetEvaluator needs torch: import it only when somebody asks for it.
+    if name == "NetEvaluator":
+        from bgnet.bots.torch_eval import NetEvaluator
+
+        return NetEvaluator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # The 21 distinct rolls and their weights out of 36.
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
@@ -61,50 +75,6 @@ def money_equity(p: np.ndarray) -> np.ndarray:
     return 2.0 * p[..., 0] - 1.0 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
 
 
-class NetEvaluator:
-    """Runs a value net on boards with a reusable input buffer (the hot path of play and search)."""
-
-    def __init__(self, net: torch.nn.Module, device: str = "cpu"):
-        self.net = net.to(device).eval()
-        self.device = device
-        self.encoding = net.encoding
-        self.split = isinstance(net, SplitValueNet)
-        self._buf = np.empty((0, 0), np.float32)
-
-    def _buffer(self, n: int, f: int) -> np.ndarray:
-        if self._buf.shape[0] < n or self._buf.shape[1] != f:
-            self._buf = np.empty((max(n, 1024), f), np.float32)
-        return self._buf[:n]
-
-    @torch.no_grad()
-    def _run(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
-        n = len(boards)
-        if n == 0:
-            return np.zeros((0, 5), np.float32)
-        x = self._buffer(n, self.net.num_inputs)
-        (encode_afterstates if afterstates else encode)(boards, self.encoding, x)
-        xt = torch.from_numpy(x).to(self.device)
-        if self.split:
-            p = self.net(xt, torch.from_numpy(race_mask(boards)).to(self.device))
-        else:
-            p = self.net(xt)
-        return p.float().cpu().numpy()
-
-    def positions(self, boards: np.ndarray) -> np.ndarray:
-        """Probabilities for the side on roll of each position (before it rolls)."""
-        return self._run(np.ascontiguousarray(boards, np.int8), afterstates=False)
-
-    def afterstates(self, after: np.ndarray) -> np.ndarray:
-        """Probabilities for the MOVER of each afterstate; finished games get their exact result."""
-        after = np.ascontiguousarray(after, np.int8)
-        probs = flip(self._run(after, afterstates=True))
-        results = game_results(after)
-        done = results > 0
-        if done.any():
-            probs[done] = terminal_probs_batch(results[done])
-        return probs
-
-
 @dataclass
 class SearchSettings:
     """Move filter for deeper plies: keep at most ``keep`` candidates, and only those within
@@ -113,26 +83,64 @@ class SearchSettings:
     margin: float = 0.16
 
 
-class NetBot(Bot):
-    """Plays the move a value net likes best, at 0, 1 or 2 ply."""
+def _is_evaluator(obj) -> bool:
+    return callable(getattr(obj, "positions", None)) and callable(getattr(obj, "afterstates", None))
 
-    def __init__(self, net: torch.nn.Module, ply: int = 0, device: str = "cpu", name: str = "net",
+
+def _check_ply(ply) -> int:
+    if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (0, 1, 2):
+        raise ValueError(f"search depth must be 0, 1 or 2 ply; got {ply!r}")
+    return int(ply)
+
+
+class NetBot(Bot):
+    """Plays the move a value net likes best, at 0, 1 or 2 ply.
+
+    ``net``: a torch value net (run on ``device``) or any evaluator with ``positions(boards)`` and
+    ``afterstates(after)`` (see :mod:`bgnet.bots.evaluator`). ``meta`` describes where the net came
+    from; its ``"cube"`` entry, when present, holds the cube settings of :meth:`cube_decision`
+    (``{"met": name, "efficiency": {...CubeEfficiency fields}}``).
+    """
+
+    def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
                  search: SearchSettings | None = None, meta: dict | None = None):
-        if ply not in (0, 1, 2):
-            raise ValueError(f"search depth must be 0, 1 or 2 ply; got {ply}")
-        self.eval = NetEvaluator(net, device)
+        ply = _check_ply(ply)
+        if _is_evaluator(net):
+            self.eval = net
+        else:
+            from bgnet.bots.torch_eval import NetEvaluator
+
+            self.eval = NetEvaluator(net, device)
         self.ply = ply
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.search = search or SearchSettings()
         self.meta = meta or {}
 
+    def cube_settings(self):
+        cube = self.meta.get("cube") or {}
+        eff = cube.get("efficiency")
+        if isinstance(eff, dict):
+            from bgnet.cube import CubeEfficiency
+
+            eff = CubeEfficiency(**eff)
+        return cube.get("met"), eff
+
     # -- evaluation ------------------------------------------------------------------------
-    def evaluate(self, boards: np.ndarray) -> np.ndarray:
-        """Cubeless probabilities for the side on roll, before rolling, at this bot's depth."""
-        boards = np.asarray(boards, np.int8).reshape(-1, 2, 25)
-        if self.ply == 0:
+    def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
+        """Cubeless probabilities for the side on roll, before rolling, at ``ply`` (default: this
+        bot's depth). A Position ID string gives an :class:`~bgnet.bots.base.Evaluation`."""
+        if isinstance(boards, str):
+            return self.evaluate_position(boards, ply)
+        return self._probabilities(boards, ply)
+
+    evaluate._accepts_position_ids = True
+
+    def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
+        ply = self.ply if ply is None else _check_ply(ply)
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
+        if ply == 0:
             return self.eval.positions(boards)
-        return self._expected_over_rolls(boards, self.ply - 1)
+        return self._expected_over_rolls(boards, ply - 1)
 
     def _afterstate_value(self, after: np.ndarray, depth: int) -> np.ndarray:
         """Mover's probabilities for afterstates, looking ``depth`` plies further."""
@@ -165,32 +173,42 @@ class NetBot(Bot):
         return (pv * w).reshape(n, len(ROLLS), 5).sum(axis=1)
 
     # -- move choice -----------------------------------------------------------------------
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None):
+        """Chosen afterstates and steps for many positions, at ``ply`` (default: this bot's)."""
+        ply = self.ply if ply is None else _check_ply(ply)
         boards = np.ascontiguousarray(boards, np.int8)
         dice = np.ascontiguousarray(dice, np.int64)
         after, steps, off = generate_batch(boards, dice)
         eq = money_equity(self.eval.afterstates(after))
-        if self.ply == 0:
+        if ply == 0:
             best = segment_argmax(eq, off)
             return after[best], steps[best]
         best = np.empty(len(boards), np.int64)
         for i in range(len(boards)):
-            best[i] = self._deeper_choice(after, eq, off[i], off[i + 1])
+            best[i] = self._deeper_choice(after, eq, off[i], off[i + 1], ply)
         return after[best], steps[best]
 
-    def _deeper_choice(self, after, eq, lo, hi) -> int:
+    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
+        after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
+                                         np.array([[d1, d2]], np.int64), ply)
+        return after[0], steps[0]
+
+    def _candidates(self, eq: np.ndarray, order) -> list[int]:
+        """The move filter: the best ``keep`` of ``order`` (best first) within ``margin``."""
+        top = eq[order[0]]
+        return [int(j) for j in order[: self.search.keep] if eq[j] >= top - self.search.margin]
+
+    def _deeper_choice(self, after, eq, lo, hi, ply: int) -> int:
         if hi - lo == 1:
             return lo
-        order = lo + np.argsort(-eq[lo:hi], kind="stable")
-        top = eq[order[0]]
-        cand = [int(j) for j in order[: self.search.keep] if eq[j] >= top - self.search.margin]
-        values = money_equity(self._afterstate_value(after[cand], self.ply))
+        cand = self._candidates(eq, lo + np.argsort(-eq[lo:hi], kind="stable"))
+        values = money_equity(self._afterstate_value(after[cand], ply))
         return cand[int(np.argmax(values))]
 
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None):
         """All legal moves of one position with the bot's probabilities, best first:
         a list of (afterstate, steps, probabilities). Deeper plies apply to the filtered best."""
-        ply = self.ply if ply is None else ply
+        ply = self.ply if ply is None else _check_ply(ply)
         after, steps, off = generate_batch(np.ascontiguousarray(board, np.int8)[None],
                                            np.array([[d1, d2]], np.int64))
         if len(after) == 1 and steps[0, 0, 0] == -1:
@@ -199,8 +217,7 @@ class NetBot(Bot):
         eq = money_equity(probs)
         order = list(np.argsort(-eq, kind="stable"))
         if ply > 0:
-            top = eq[order[0]]
-            cand = [j for j in order[: self.search.keep] if eq[j] >= top - self.search.margin]
+            cand = self._candidates(eq, order)
             deep = self._afterstate_value(after[cand], ply)
             for j, p in zip(cand, deep):
                 probs[j] = p
@@ -223,5 +240,5 @@ def load_net_bot(path: str, ply: int | None = None, device: str = "cpu") -> NetB
     net, data = load_net(path, device=device)
     games = data.get("games", 0)
     name = f"{os.path.basename(str(path))}"
-    meta = {"games": games, "path": str(path)}
+    meta = {"games": games, "path": str(path), "metrics": data.get("metrics") or {}}
     return NetBot(net, ply=ply or 0, device=device, name=name, meta=meta)

@@ -35,9 +35,9 @@ from torch.nn import functional as F
 
 from bgnet.nn.encode import (ENCODINGS, encode, encode_afterstates, game_results, num_features,
                              race_mask)
-
-OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
-NUM_OUTPUTS = 5
+# The torch-free helpers live in bgnet.nn.probs (an exported bot uses them without torch).
+from bgnet.nn.probs import (NUM_OUTPUTS, OUTPUTS, _check_last, equity, flip, terminal_probs,  # noqa: F401
+                            terminal_probs_batch)
 
 ACTIVATIONS = {
     "sigmoid": nn.Sigmoid,
@@ -74,62 +74,6 @@ def probs_from_logits(z):
     wg = win * s[..., 1]
     lg = (1.0 - win) * s[..., 3]
     return np.stack([win, wg, wg * s[..., 2], lg, lg * s[..., 4]], axis=-1)
-
-
-def equity(probs):
-    """Cubeless money equity of the side whose probabilities these are, in points per game:
-    ``2 win - 1 + wg - lg + wbg - lbg``. Shape [..., 5] -> [...].
-
-    >>> float(equity(np.array([1.0, 1.0, 0.0, 0.0, 0.0])))
-    2.0
-    """
-    _check_last(probs)
-    return 2.0 * probs[..., 0] - 1.0 + probs[..., 1] - probs[..., 3] + probs[..., 2] - probs[..., 4]
-
-
-def flip(probs):
-    """The same outcome probabilities from the other side's view: win' = 1 - win, and the gammon
-    and backgammon pairs trade places. ``flip(flip(p)) == p``."""
-    _check_last(probs)
-    parts = [1.0 - probs[..., 0], probs[..., 3], probs[..., 4], probs[..., 1], probs[..., 2]]
-    if isinstance(probs, torch.Tensor):
-        return torch.stack(parts, dim=-1)
-    return np.stack(parts, axis=-1).astype(np.asarray(probs).dtype, copy=False)
-
-
-def terminal_probs(result_points: int, winner_is_on_roll: bool = True) -> np.ndarray:
-    """Exact float32[5] of a finished game, from the view of the side on roll.
-
-    ``result_points``: 1 single game, 2 gammon, 3 backgammon; ``winner_is_on_roll``: whether the
-    side whose view is wanted won.
-
-    >>> terminal_probs(2).tolist(), terminal_probs(3, False).tolist()
-    ([1.0, 1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0, 1.0])
-    """
-    if int(result_points) != result_points or result_points not in (1, 2, 3):
-        raise ValueError(f"result_points must be 1, 2 or 3 (single, gammon, backgammon); got {result_points!r}")
-    g = 1.0 if result_points >= 2 else 0.0
-    bg = 1.0 if result_points >= 3 else 0.0
-    if winner_is_on_roll:
-        return np.array([1.0, g, bg, 0.0, 0.0], np.float32)
-    return np.array([0.0, 0.0, 0.0, g, bg], np.float32)
-
-
-def terminal_probs_batch(results: np.ndarray) -> np.ndarray:
-    """float32[N, 5] for the WINNER of games scored ``results`` (int[N], each 1, 2 or 3)."""
-    r = np.asarray(results)
-    if r.size and (r.min() < 1 or r.max() > 3):
-        raise ValueError("results must all be 1, 2 or 3 (single, gammon, backgammon)")
-    out = np.zeros(r.shape + (5,), np.float32)
-    out[..., 0] = 1.0
-    out[..., 1] = r >= 2
-    out[..., 2] = r >= 3
-    return out
-
-
-def _check_last(probs) -> None:
-    if probs.shape[-1:] != (NUM_OUTPUTS,):
-        raise ValueError(f"probabilities need a last axis of 5 (win, wg, wbg, lg, lbg); got shape {tuple(probs.shape)}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""What a net bot needs from its network, whatever runs it: probabilities for boards.
+
+An *evaluator* has two methods, both batched over int8[N, 2, 25] boards in bgnet's layout:
+
+* ``positions(boards)``: float32[N, 5] for the side on roll of each position, before it rolls;
+* ``afterstates(after)``: float32[N, 5] for the MOVER of each afterstate ``[opponent,
+  mover_after]``; an afterstate that ends the game gets its exact outcome.
+
+:class:`Evaluator` implements both on top of one method, ``_forward(x, is_race)``, that maps
+encoded rows to probabilities; :class:`bgnet.bots.torch_eval.NetEvaluator` runs a torch net and
+:class:`bgnet.export.onnx_bot.OnnxEvaluator` an exported ONNX model. This module imports neither
+torch nor onnxruntime.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from bgnet.nn.encode import encode, encode_afterstates, game_results, num_features, race_mask
+from bgnet.nn.probs import flip, terminal_probs_batch
+
+
+class Evaluator:
+    """Encodes boards into a reusable buffer and hands the rows to ``_forward``.
+
+    Subclasses set ``encoding`` and ``split`` (whether ``_forward`` needs the race mask) and
+    implement ``_forward(x: float32[N, F], is_race: bool[N] | None) -> float32[N, 5]``.
+
+    >>> class Half(Evaluator):
+    ...     encoding, split = "tesauro", False
+    ...     def _forward(self, x, is_race):
+    ...         return np.full((len(x), 5), 0.5, np.float32)
+    >>> from bgnet.engine.board import start_position
+    >>> Half().positions(start_position()[None]).tolist()
+    [[0.5, 0.5, 0.5, 0.5, 0.5]]
+    """
+
+    encoding: str = "tesauro"
+    split: bool = False
+
+    def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
+        raise NotImplementedError
+
+    def _buffer(self, n: int, f: int) -> np.ndarray:
+        buf = getattr(self, "_buf", None)
+        if buf is None or buf.shape[0] < n or buf.shape[1] != f:
+            buf = self._buf = np.empty((max(n, 1024), f), np.float32)
+        return buf[:n]
+
+    def _run(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
+        n = len(boards)
+        if n == 0:
+            return np.zeros((0, 5), np.float32)
+        x = self._buffer(n, num_features(self.encoding))
+        (encode_afterstates if afterstates else encode)(boards, self.encoding, x)
+        # An afterstate is judged as the position with the opponent on roll; contact is symmetric,
+        # so the race mask of the board as written serves both views.
+        mask = race_mask(boards) if self.split else None
+        return np.asarray(self._forward(x, mask), np.float32)
+
+    def positions(self, boards: np.ndarray) -> np.ndarray:
+        """Probabilities for the side on roll of each position (before it rolls)."""
+        return self._run(np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25), afterstates=False)
+
+    def afterstates(self, after: np.ndarray) -> np.ndarray:
+        """Probabilities for the MOVER of each afterstate; finished games get their exact result."""
+        after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
+        probs = flip(self._run(after, afterstates=True))
+        results = game_results(after)
+        done = results > 0
+        if done.any():
+            probs[done] = terminal_probs_batch(results[done])
+        return probs

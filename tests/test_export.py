@@ -1,0 +1,327 @@
+"""Exported bots: ONNX export, torch-free play, and the Position ID API of every bot."""
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+import torch
+
+import bgnet
+from bgnet.bots import load_bot
+from bgnet.bots.base import Evaluation
+from bgnet.bots.net import NetBot
+from bgnet.bots.torch_eval import NetEvaluator
+from bgnet.cube import CubeEfficiency, decide
+from bgnet.engine.api import legal_moves
+from bgnet.engine.board import start_position
+from bgnet.engine.movegen import generate, generate_batch
+from bgnet.engine.sampling import sample_positions
+from bgnet.engine.state import MatchContext
+from bgnet.export.onnx_bot import BotFileError, OnnxEvaluator, load_onnx_bot, read_metadata
+from bgnet.export.onnx_export import ExportError, build_model, export_onnx
+from bgnet.formats.match_id import match_id
+from bgnet.formats.position_id import board_from_position_id, position_id
+from bgnet.nn.checkpoint import CheckpointError, save_checkpoint
+from bgnet.nn.encode import race_mask
+from bgnet.nn.model import OUTPUTS, SplitValueNet, ValueNet
+
+OPENING = position_id(start_position())
+MONEY = match_id(MatchContext())
+SEVEN_POINT = match_id(MatchContext(match_length=7, score=(2, 4)))
+
+
+def _random_net(net, seed: int):
+    """A net with livelier weights than the default init, so the outputs spread over [0, 1]."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+    return net.eval()
+
+
+NETS = {
+    "plain": lambda: _random_net(ValueNet("tesauro", [40, 20], "silu"), 1),
+    "split": lambda: _random_net(SplitValueNet("extended", 24, race_hidden=12, race_activation="tanh"), 2),
+}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """{kind: (torch net, checkpoint path, onnx path)} for a plain and a split net."""
+    root = tmp_path_factory.mktemp("export")
+    out = {}
+    for kind, make in NETS.items():
+        net = make()
+        ckpt = save_checkpoint(root / f"{kind}.pt", {
+            "net_config": net.config(), "net_state": net.state_dict(), "games": 1234,
+            "config": {"seed": 5, "train": {"games": 1234, "lam": 0.7}},
+            "metrics": {"pubeval": {"ppg": 0.25, "games": 400}}})
+        out[kind] = (net, ckpt, export_onnx(ckpt, root / f"{kind}.onnx"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample():
+    """10,000 self-play positions and 10,000 afterstates spread over their moves."""
+    boards, dice = sample_positions(10_000, seed=11)
+    after = generate_batch(boards, dice)[0]
+    return boards, dice, after[:: max(1, len(after) // 10_000)][:10_000]
+
+
+@pytest.fixture(scope="module")
+def bot(exported):
+    return bgnet.Bot.load(exported["plain"][2])
+
+
+# -- export ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", list(NETS))
+def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind):
+    net, _, path = exported[kind]
+    boards, _, after = sample
+    assert len(boards) == len(after) == 10_000
+    torch_eval, onnx_eval = NetEvaluator(net), OnnxEvaluator(path)
+    p_torch, p_onnx = torch_eval.positions(boards), onnx_eval.positions(boards)
+    a_torch, a_onnx = torch_eval.afterstates(after), onnx_eval.afterstates(after)
+    assert p_onnx.shape == (10_000, 5) and p_onnx.dtype == np.float32
+    assert np.abs(p_torch - p_onnx).max() < 1e-5
+    assert np.abs(a_torch - a_onnx).max() < 1e-5
+    # The sample is not degenerate: the outputs vary, and a split net meets both kinds of position.
+    assert p_onnx[:, 0].std() > 0.01
+    if kind == "split":
+        race = race_mask(boards)
+        assert 0 < race.sum() < len(race)
+        # Both nets really run: the race rows differ from what the contact net alone would say.
+        contact_only = NetEvaluator(net.contact).positions(boards[race])
+        assert np.abs(contact_only - p_onnx[race]).max() > 1e-3
+
+
+def test_metadata_round_trip(exported):
+    net, ckpt, path = exported["split"]
+    meta = read_metadata(path)
+    assert meta["format"] == "bgnet-bot"
+    assert meta["bgnet_version"] == bgnet.__version__
+    assert meta["encoding"] == "extended"
+    assert meta["outputs"] == list(OUTPUTS)
+    assert set(meta["inputs"]) == {"x", "is_race"}
+    assert meta["net_config"] == net.config()
+    assert meta["games"] == 1234 and meta["training"]["train"]["lam"] == 0.7
+    assert meta["metrics"] == {"pubeval": {"ppg": 0.25, "games": 400}}
+    assert meta["cube"] == {"met": "kazaross-xg2", "efficiency": asdict(CubeEfficiency())}
+    assert meta["source"] == ckpt.name and meta["name"] == "split"
+    exported_at = datetime.datetime.fromisoformat(meta["exported"])
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - exported_at).total_seconds()) < 3600
+    assert load_onnx_bot(path).meta["metrics"] == meta["metrics"]
+
+
+def test_extra_metadata_overrides_and_export_replaces_atomically(exported, tmp_path):
+    _, ckpt, _ = exported["plain"]
+    out = tmp_path / "bot.onnx"
+    export_onnx(ckpt, out, {"name": "first"})
+    export_onnx(ckpt, out, {"name": "second", "note": {"elo": [1, 2]}})
+    meta = read_metadata(out)
+    assert meta["name"] == "second" and meta["note"] == {"elo": [1, 2]}
+    assert load_onnx_bot(out).name == "second"
+    assert [p.name for p in tmp_path.iterdir()] == ["bot.onnx"]  # no temporary file left behind
+    with pytest.raises(ExportError, match="JSON"):
+        export_onnx(ckpt, tmp_path / "x.onnx", {"bad": object()})
+
+
+def test_unknown_layer_cannot_be_exported():
+    net = ValueNet("tesauro", 8)
+    net.body[1] = torch.nn.Softplus()
+    with pytest.raises(ExportError, match="Softplus"):
+        build_model(net)
+
+
+def test_corrupt_or_missing_files_give_clear_errors(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="bad.pt"):
+        export_onnx(bad, tmp_path / "out.onnx")
+    with pytest.raises(CheckpointError, match="corrupt|not a readable"):
+        bgnet.Bot.load(bad)
+    assert not (tmp_path / "out.onnx").exists()
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x00garbage")
+    with pytest.raises(BotFileError, match="junk.onnx"):
+        bgnet.Bot.load(junk)
+    with pytest.raises(FileNotFoundError, match="missing.onnx"):
+        bgnet.Bot.load(tmp_path / "missing.onnx")
+
+
+def test_cli_export(exported, tmp_path, capsys):
+    from bgnet.cli import main
+
+    _, ckpt, _ = exported["plain"]
+    out = tmp_path / "cli.onnx"
+    assert main(["export", str(ckpt), "--out", str(out), "--check", "300", "--name", "clibot"]) == 0
+    text = capsys.readouterr().out
+    assert "wrote" in text and "agreement" in text
+    assert read_metadata(out)["name"] == "clibot"
+    assert main(["export", str(tmp_path / "nope.pt"), "--out", str(out)]) == 1
+    assert "nope.pt does not exist" in capsys.readouterr().err
+
+
+def test_exported_bot_plays_without_torch(exported):
+    # A meta-path finder refuses torch: loading and playing must never ask for it.
+    script = textwrap.dedent("""
+        import json, sys
+        class NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError("torch was imported: " + name)
+        sys.meta_path.insert(0, NoTorch())
+        import bgnet
+        bot = bgnet.Bot.load(sys.argv[1], ply=1)
+        move = bot.best_move(sys.argv[2], 3, 1)
+        ev = bot.evaluate(sys.argv[2]).as_dict()
+        cube = bot.cube_decision(sys.argv[2], sys.argv[3]).action
+        print(json.dumps({"move": move, "equity": ev["equity"], "cube": cube,
+                          "torch": "torch" in sys.modules}))
+    """)
+    _, _, path = exported["split"]
+    run = subprocess.run([sys.executable, "-c", script, str(path), OPENING, MONEY],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["torch"] is False
+    assert tuple(got["move"]) in legal_moves(OPENING, 3, 1)
+    here = bgnet.Bot.load(path, ply=1)
+    assert got["equity"] == pytest.approx(here.evaluate(OPENING).equity, abs=1e-6)
+    assert got["cube"] == here.cube_decision(OPENING, MONEY).action
+
+
+# -- the Position ID API -------------------------------------------------------------------------
+
+def test_best_move_is_the_best_legal_move(bot, sample):
+    boards, dice, _ = sample
+    for board, (d1, d2) in zip(boards[:300:10], dice[:300:10]):
+        pid = position_id(board)
+        moves = legal_moves(pid, int(d1), int(d2))
+        if not moves:
+            continue
+        text, nxt = bot.best_move(pid, int(d1), int(d2))
+        assert (text, nxt) in moves
+        # 0-ply: no legal move has a higher equity for the mover than the one played.
+        after = np.stack([board_from_position_id(m[1]) for m in moves])
+        p = bot.eval.afterstates(after)
+        eq = 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
+        assert eq[[m[1] for m in moves].index(nxt)] == pytest.approx(eq.max(), abs=1e-6)
+
+
+def test_no_legal_move_passes_the_turn(bot):
+    board = np.zeros((2, 25), np.int8)
+    board[0, :6] = 2          # the opponent's home board is closed...
+    board[0, 6] = 3
+    board[1, 24] = 1          # ...and the side on roll has a checker on the bar
+    board[1, 5] = 14
+    pid = position_id(board)
+    assert legal_moves(pid, 6, 5) == []
+    assert bot.best_move(pid, 6, 5) == ("", pid)
+    assert bot.best_move(pid, 6, 5, ply=2) == ("", pid)
+
+
+def test_evaluate_position_id(bot, exported):
+    e = bot.evaluate(OPENING)
+    assert isinstance(e, Evaluation) and e.ply == 0 and e.position_id == OPENING
+    arr = bot.evaluate(start_position()[None])
+    assert arr.shape == (1, 5)
+    assert np.allclose(e.probabilities, arr[0], atol=1e-7)
+    p = e.probabilities
+    assert e.equity == pytest.approx(2 * p[0] - 1 + p[1] - p[3] + p[2] - p[4])
+    d = e.as_dict()
+    assert list(d)[1:6] == list(OUTPUTS) and d["equity"] == e.equity
+    # The checkpoint the export came from gives the same evaluation.
+    torch_bot = bgnet.Bot.load(exported["plain"][1])
+    assert np.allclose(torch_bot.evaluate(OPENING).probabilities, p, atol=1e-5)
+
+
+def test_one_ply_evaluation_averages_the_best_replies(bot):
+    """1-ply = the 21 rolls weighted 1/36 or 2/36, each played by the 0-ply choice."""
+    board = board_from_position_id("4HPwATDgc/ABMA")
+    expected = np.zeros(5)
+    for a in range(1, 7):
+        for b in range(a, 7):
+            after, _ = generate(board, a, b)
+            p = bot.eval.afterstates(after)
+            eq = 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
+            expected += (1 if a == b else 2) / 36 * p[int(np.argmax(eq))]
+    got = bot.evaluate_position("4HPwATDgc/ABMA", ply=1)
+    assert got.ply == 1
+    assert np.allclose(got.probabilities, expected, atol=1e-5)
+
+
+def test_deeper_plies_play_legal_moves_and_two_ply_is_interactive(bot):
+    bot.best_move(OPENING, 4, 2, ply=2)  # compile and warm up
+    legal = legal_moves(OPENING, 3, 1)
+    assert bot.best_move(OPENING, 3, 1, ply=1) in legal
+    t = time.perf_counter()
+    move = bot.best_move(OPENING, 3, 1, ply=2)
+    assert time.perf_counter() - t < 2.0
+    assert move in legal
+    deep = bgnet.Bot.load(bot.meta["path"], ply=2)
+    assert deep.ply == 2 and deep.best_move(OPENING, 3, 1) == move
+    with pytest.raises(ValueError, match="0, 1 or 2"):
+        bot.best_move(OPENING, 3, 1, ply=3)
+    with pytest.raises(ValueError, match="0, 1 or 2"):
+        bgnet.Bot.load(bot.meta["path"], ply=4)
+    with pytest.raises(ValueError, match="die"):
+        bot.best_move(OPENING, 0, 3)
+
+
+def test_cube_decision_uses_the_bots_probabilities_and_settings(bot, exported, sample, tmp_path):
+    boards = sample[0]
+    race = position_id(boards[np.flatnonzero(race_mask(boards))[0]])
+    for pid, mid in ((OPENING, MONEY), (OPENING, SEVEN_POINT), (race, MONEY)):
+        got = bot.cube_decision(pid, mid, ply=1)
+        want = decide(bot.evaluate_position(pid, ply=1).probabilities, mid, pid)
+        assert got == want
+    # The exported cube efficiency is the one the bot uses.
+    out = tmp_path / "eff.onnx"
+    eff = asdict(CubeEfficiency(contact=0.5))
+    export_onnx(exported["plain"][1], out, {"cube": {"met": "kazaross-xg2", "efficiency": eff}})
+    assert bgnet.Bot.load(out).cube_decision(OPENING, MONEY).efficiency == 0.5
+    assert bot.cube_decision(OPENING, MONEY).efficiency == CubeEfficiency().contact
+
+
+def test_other_bots_answer_the_position_id_api():
+    from bgnet.bots.simple import RandomBot
+
+    rnd = RandomBot(3)
+    assert rnd.best_move(OPENING, 6, 4) in legal_moves(OPENING, 6, 4)
+    with pytest.raises(ValueError, match="fixed depth"):
+        rnd.best_move(OPENING, 6, 4, ply=1)
+    with pytest.raises(NotImplementedError):
+        rnd.evaluate(OPENING)
+
+
+@pytest.mark.gnubg
+def test_gnubg_bot_evaluates_position_ids():
+    gnubg_nn = pytest.importorskip("gnubg_nn")
+    from bgnet.bots.gnubg_bots import GnubgBot
+
+    g = GnubgBot(0)
+    e = g.evaluate(OPENING)
+    assert np.allclose(e.probabilities, gnubg_nn.probabilities(start_position().tolist(), 0), atol=1e-6)
+    assert g.best_move(OPENING, 3, 1) == ("8/5 6/5", "4HPwATCwZ/ABMA")
+
+
+def test_load_bot_spec_and_default_bot(exported, monkeypatch):
+    path = exported["plain"][2]
+    b = load_bot(f"{path}@1")
+    assert isinstance(b, NetBot) and b.ply == 1
+    found = bgnet.bots.default_bot_path()
+    assert found is None or (found.name == "bgnet-default.onnx" and found.is_file())
+    monkeypatch.setattr(bgnet.bots, "default_bot_path", lambda: path)
+    assert bgnet.Bot.load().meta["path"] == str(path)
+    monkeypatch.setattr(bgnet.bots, "default_bot_path", lambda: None)
+    with pytest.raises(FileNotFoundError, match="no default bot"):
+        bgnet.Bot.load()
