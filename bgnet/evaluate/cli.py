@@ -20,38 +20,44 @@ def _load(spec: str, device: str, parser: argparse.ArgumentParser):
 
 
 def eval_main(argv: list[str]) -> int:
-    """``bgnet eval A B --games N``: a head-to-head match, summary printed and written as JSON."""
+    """``bgnet eval A B``: cubeless money games (``--games N``), money games with the cube
+    (``--cube``) or whole matches (``--match N --matches M``); summary printed, optionally written
+    as JSON and the games saved as ``.mat`` files."""
     p = argparse.ArgumentParser(
         prog="bgnet eval",
-        description="Play cubeless money games between two bots and report A's points per game.",
+        description="Play two bots against each other: cubeless money games (A's points per "
+                    "game), money games with the doubling cube (--cube), or whole matches to N "
+                    "points with the cube and the Crawford rule (--match N: A's match win rate).",
     )
     p.add_argument("a", metavar="A", help=BOT_HELP)
     p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
-    p.add_argument("--games", type=int, default=1000, help="number of games (default 1000; "
+    p.add_argument("--games", type=int, help="number of money games (default 1000; "
                    "rounded up to an even number with duplicate dice)")
+    p.add_argument("--match", type=int, metavar="N",
+                   help="play whole matches to N points (cube, Crawford rule) instead of money games")
+    p.add_argument("--matches", type=int, metavar="M", help="number of matches with --match "
+                   "(default 100)")
+    p.add_argument("--cube", action="store_true", help="money games with the doubling cube")
+    p.add_argument("--jacoby", action="store_true",
+                   help="with --cube: gammons count single while the cube is centred")
+    p.add_argument("--save-mat", metavar="FILE.mat", help="save the games as GNU Backgammon / "
+                   "Jellyfish .mat files: money games as one session in FILE.mat, matches one "
+                   "file each (FILE-001.mat, ...; FILE.mat itself for a single match)")
     p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     p.add_argument("--json", metavar="PATH", help="also write the result to this JSON file")
     p.add_argument("--no-duplicate", action="store_true",
-                   help="independent dice for every game instead of mirrored pairs")
-    p.add_argument("--batch", type=int, default=2048, help="games in flight at once (default 2048)")
+                   help="independent dice for every money game instead of mirrored pairs "
+                        "(matches always use independent dice)")
+    p.add_argument("--batch", type=int, help="games (or matches) in flight at once (default 2048 "
+                   "games, 256 matches)")
     p.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
-    if a.games < 1:
-        p.error(f"--games must be at least 1; got {a.games}")
-    if a.batch < 1:
-        p.error(f"--batch must be at least 1; got {a.batch}")
-    duplicate = not a.no_duplicate
-    games = a.games + (a.games % 2 if duplicate else 0)
-    if games != a.games:
-        print(f"duplicate dice play games in pairs: playing {games} games", file=sys.stderr)
+    _check_eval_args(a, p)
     bot_a = _load(a.a, a.device, p)
     bot_b = _load(a.b, a.device, p)
-    from bgnet.evaluate.match import play_games
-
     try:
-        result = play_games(bot_a, bot_b, games, seed=a.seed, duplicate=duplicate, batch=a.batch,
-                            progress=not a.quiet)
+        result = _play_eval(a, bot_a, bot_b)
     finally:
         bot_a.close()
         bot_b.close()
@@ -60,6 +66,69 @@ def eval_main(argv: list[str]) -> int:
         result.to_json(a.json)
         print(f"written to {a.json}")
     return 0
+
+
+def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
+    """Refuse contradictory or out-of-range options; fill in the defaults that depend on the mode."""
+    if a.match is not None:
+        if a.match < 1:
+            p.error(f"--match is the match length in points, at least 1; got {a.match}")
+        if a.cube:
+            p.error("--match plays matches (always with the cube); --cube is for money games: "
+                    "give one of them")
+        if a.games is not None:
+            p.error("--games counts money games; with --match give the number of matches as "
+                    "--matches")
+        a.matches = 100 if a.matches is None else a.matches
+        if a.matches < 1:
+            p.error(f"--matches must be at least 1; got {a.matches}")
+    elif a.matches is not None:
+        p.error("--matches needs --match N (the match length)")
+    if a.jacoby and not a.cube:
+        p.error("--jacoby applies to money games with the cube: add --cube")
+    a.games = 1000 if a.games is None else a.games
+    if a.games < 1:
+        p.error(f"--games must be at least 1; got {a.games}")
+    a.batch = (256 if a.match is not None else 2048) if a.batch is None else a.batch
+    if a.batch < 1:
+        p.error(f"--batch must be at least 1; got {a.batch}")
+    if a.save_mat and not a.save_mat.endswith(".mat"):
+        p.error(f"--save-mat takes a file name ending in .mat; got {a.save_mat!r}")
+    if a.match is None and not a.no_duplicate and a.games % 2:
+        a.games += 1
+        print(f"duplicate dice play games in pairs: playing {a.games} games", file=sys.stderr)
+
+
+def _play_eval(a: argparse.Namespace, bot_a, bot_b):
+    """Play what the options ask for; save the games when asked. Returns the result."""
+    from bgnet.evaluate import cubeful
+
+    duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat), a.quiet
+    if a.match is not None:
+        result = cubeful.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
+                                      progress=not quiet, batch=a.batch, keep_records=keep)
+    elif a.cube or keep:
+        # Cubeless games to save are played through the rules engine with the cube left alone:
+        # the same dice, and so for deterministic bots the same games, as the fast path below.
+        result = cubeful.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
+                                         progress=not quiet, duplicate=duplicate, cube=a.cube,
+                                         batch=a.batch, keep_records=keep)
+    else:
+        from bgnet.evaluate.match import play_games
+
+        return play_games(bot_a, bot_b, a.games, seed=a.seed, duplicate=duplicate, batch=a.batch,
+                          progress=not quiet)
+    paths = result.save_mat(a.save_mat) if keep else []
+    if paths:
+        shown = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1]}"
+        print(f"saved {len(paths)} .mat file{'s' if len(paths) > 1 else ''}: {shown}")
+    if a.match is None and not a.cube:
+        from bgnet.evaluate.match import summarize
+
+        # The cubeless summary and JSON, as without --save-mat.
+        return summarize(result.points, result.rows[:, cubeful.COLUMNS.index("moves")],
+                         result.seconds, result.bot_a, result.bot_b, a.seed, duplicate)
+    return result
 
 
 def bench_main(argv: list[str]) -> int:

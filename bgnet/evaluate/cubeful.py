@@ -1,0 +1,597 @@
+"""Play with the doubling cube: whole matches to N points, and money games with the cube.
+
+The rules come from :class:`bgnet.engine.game.Match` and :class:`~bgnet.engine.game.Game`
+(opening roll, cube access, dead cubes, the Crawford game, Jacoby); the bots supply the
+decisions:
+
+* **Doubling.** Before each roll where the rules let the player on roll double, his bot values
+  the position (``bot.evaluate``: five cubeless probabilities) and :func:`bgnet.cube.decide_context`
+  turns them, with the cube and the score, into a cube action. It doubles when that action is
+  ``double_take`` or ``double_pass``; ``no_double`` and ``too_good`` play on.
+* **Taking.** The other player answers with *his own* bot's view: his bot values the same
+  position (the doubler on roll, as when the double was offered) and the same decision is made
+  from those probabilities; he takes when its ``take`` says so (double/take worth less to the
+  doubler than double/pass). The doubler's analysis is never used for the answer, so a strong
+  taker is not misled by a weak doubler's estimate.
+* **Moves.** ``bot.choose_moves`` for the position and dice; a forced move (one legal
+  afterstate) or no move is played without asking.
+
+A bot without ``evaluate`` (random, pubeval) never doubles and takes every double. Each bot's own
+cube settings (``bot.cube_settings()``: match equity table and cube efficiency) are used unless
+``met``/``efficiency`` are given, which then apply to both.
+
+Many matches (or games) are in flight at once: on each step every bot is asked once for all the
+positions where it must decide, so batched bots (nets) play fast. Match ``i`` draws its dice
+from its own generator seeded with ``(seed, i)``, so with deterministic bots every match is
+reproducible whatever the batch size. Duplicate dice are not used for matches: cube actions
+and scores make two matches with mirrored dice diverge at once, so the pairing would remove
+little of the luck; the match win rate gets a Wilson interval from independent matches.
+Money games can use duplicate dice (:class:`bgnet.evaluate.match.DiceSequences`, turn by turn,
+games 2k and 2k+1 with the seats swapped) exactly as :func:`bgnet.evaluate.match.play_games`;
+with ``cube=False`` they are the same cubeless games it plays, only recorded.
+
+Player 0 of every match and game is bot A (the left column of a ``.mat`` file).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+import numpy as np
+
+from bgnet.bots.base import Bot
+from bgnet.cube import decide_context, load_met
+from bgnet.engine.game import (MAX_CUBE, MOVE, ROLL, Game, Match, MatchRecord, RuleError)
+from bgnet.evaluate.match import MAX_TURNS, DiceSequences, seating
+from bgnet.evaluate.stats import Z95, mean_ci95, paired_mean_ci95
+
+# Columns of the per-game table of the results (``rows``: one row per game; winner 0 is A, ``end``
+# indexes _ENDS, the doubles/takes/drops are counted by the player who made them).
+COLUMNS = ("winner", "points", "result", "end", "cube", "crawford", "doubles_a", "doubles_b",
+            "takes_a", "takes_b", "drops_a", "drops_b", "moves")
+_ENDS = ("bearoff", "drop", "resign")
+
+
+def wilson_ci95(successes: int, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval (low, high) of a proportion: unlike the normal
+    approximation it stays inside [0, 1] and is honest for small n or rates near 0 or 1.
+
+    >>> lo, hi = wilson_ci95(8, 10)
+    >>> round(lo, 3), round(hi, 3)
+    (0.49, 0.943)
+    """
+    if n <= 0:
+        raise ValueError(f"a proportion needs at least one trial; got n={n}")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie between 0 and n={n}; got {successes}")
+    p, z2 = successes / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# ---------------------------------------------------------------------------------------------
+# the players
+
+
+def can_evaluate(bot: Bot) -> bool:
+    """Whether ``bot`` values positions (overrides :meth:`Bot.evaluate`), so it can use the cube."""
+    return getattr(type(bot), "evaluate", Bot.evaluate) is not Bot.evaluate
+
+
+class _Player:
+    """A bot with what its cube decisions need, loaded once."""
+
+    def __init__(self, bot: Bot, met=None, efficiency=None):
+        self.bot = bot
+        self.name = getattr(bot, "name", type(bot).__name__)
+        self.cubes = can_evaluate(bot)
+        own_met, own_efficiency = (bot.cube_settings() if hasattr(bot, "cube_settings")
+                                   else (None, None))
+        self.met = load_met(met if met is not None else own_met)
+        self.efficiency = efficiency if efficiency is not None else own_efficiency
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        p = np.asarray(self.bot.evaluate(boards), np.float64)
+        if p.shape != (len(boards), 5):
+            raise ValueError(f"{self.name}.evaluate returned shape {p.shape} for {len(boards)} "
+                             "positions; expected (N, 5) probabilities")
+        return p
+
+    def decision(self, probs, ctx, board):
+        return decide_context(probs, ctx, board, met=self.met, efficiency=self.efficiency)
+
+
+# ---------------------------------------------------------------------------------------------
+# games in flight
+
+
+class _MatchSlot:
+    """One match being played: its games one after another, dice from its own generator."""
+
+    def __init__(self, index: int, length: int, seed: int, names, max_cube: int):
+        self.index = index
+        self.match = Match(length, rng=np.random.default_rng([seed, index]), names=names,
+                           max_cube=max_cube)
+        self.turns = 0
+        self.game = self._start()
+
+    def _start(self) -> Game:
+        game = self.match.new_game()
+        game.opening_roll()
+        self.turns = 0
+        return game
+
+    def roll(self) -> None:
+        _check_turns(self.turns)
+        self.game.roll()
+
+    def next_game(self) -> bool:
+        """After a game: start the next one (True) or report the match over (False)."""
+        if self.match.over:
+            return False
+        self.game = self._start()
+        return True
+
+
+class _MoneySlot:
+    """One money game, its rolls from a dice sequence indexed by the turn (duplicate dice)."""
+
+    def __init__(self, index: int, dice: DiceSequences, duplicate: bool, jacoby: bool,
+                 max_cube: int):
+        seq, a_is_x = seating(np.array([index]), duplicate)
+        self.index, self.dice, self.seq = index, dice, seq
+        self.game = Game(jacoby=jacoby, number=index + 1, max_cube=max_cube)
+        x, y = (int(v) for v in dice.opening(seq)[0])
+        self.game.opening_roll((x, y) if a_is_x[0] else (y, x))  # (A's die, B's die)
+        self.turns = 0
+
+    def roll(self) -> None:
+        d = self.dice.get(self.seq, np.array([self.turns]))[0]  # raises after MAX_TURNS turns
+        self.game.roll((int(d[0]), int(d[1])))
+
+    def next_game(self) -> bool:
+        return False
+
+
+def _check_turns(turns: int) -> None:
+    if turns >= MAX_TURNS:
+        raise RuntimeError(f"a game lasted {MAX_TURNS} turns: a bot is not making progress")
+
+
+def _cube_step(slots, players, cube: bool) -> None:
+    """Before the roll: each player on roll may double, and the opponent answers."""
+    if not cube:
+        return
+    for p in (0, 1):
+        doubler, taker = players[p], players[1 - p]
+        if not doubler.cubes:
+            continue
+        group = [s for s in slots if s.game.player_on_roll == p and s.game.may_double()]
+        if not group:
+            continue
+        boards = np.stack([s.game.board for s in group])
+        offered = []
+        for s, probs, board in zip(group, doubler.probabilities(boards), boards):
+            ctx = s.game.context()
+            if doubler.decision(probs, ctx, board).double:
+                s.game.double()
+                offered.append((s, ctx, board))
+        _answer(offered, taker)
+
+
+def _answer(offered, taker: _Player) -> None:
+    """The taker's answers, from his own evaluation of the doubled position (see the module
+    docstring); a bot that cannot evaluate takes."""
+    if not offered:
+        return
+    if not taker.cubes:
+        for s, _, _ in offered:
+            s.game.take()
+        return
+    probs = taker.probabilities(np.stack([b for _, _, b in offered]))
+    for (s, ctx, board), pr in zip(offered, probs):
+        if taker.decision(pr, ctx, board).take:
+            s.game.take()
+        else:
+            s.game.drop()
+
+
+def _move_step(slots, players) -> None:
+    """The players on roll play their dice: one ``choose_moves`` call per bot."""
+    by_player = ([s for s in slots if s.game.player_on_roll == 0],
+                 [s for s in slots if s.game.player_on_roll == 1])  # before anyone plays
+    for p in (0, 1):
+        ask = []
+        for s in by_player[p]:
+            after, _ = s.game.legal_moves()
+            if len(after) <= 1:  # no choice to make
+                s.game.play(after[0] if len(after) else None)
+                s.turns += 1
+            else:
+                ask.append(s)
+        if not ask:
+            continue
+        boards = np.stack([s.game.board for s in ask])
+        dice = np.array([s.game.dice for s in ask], np.int64)
+        chosen = players[p].bot.choose_moves(boards, dice)[0]
+        for s, after in zip(ask, chosen):
+            try:
+                s.game.play(after)
+            except RuleError as e:
+                raise RuleError(f"{players[p].name} chose an illegal move: {e}") from None
+            s.turns += 1
+
+
+def _game_row(game: Game) -> tuple:
+    """One finished game as a row of :data:`COLUMNS`."""
+    counts = {k: [0, 0] for k in ("double", "take", "drop")}
+    moves = 0
+    for a in game.record.actions:
+        if a.kind in counts:
+            counts[a.kind][a.player] += 1
+        moves += a.kind == "move"
+    return (game.winner, game.points, game.result, _ENDS.index(game.end), game.cube_value,
+            int(game.crawford), *counts["double"], *counts["take"], *counts["drop"], moves)
+
+
+def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, on_done) -> None:
+    """Play ``total`` slots, ``batch`` at a time, to the end: ``on_game(slot, game)`` after
+    every game, ``on_done(slot)`` when a slot has nothing left to play."""
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1; got {batch}")
+    active, started = [], 0
+    while active or started < total:
+        while len(active) < batch and started < total:
+            active.append(make_slot(started))
+            started += 1
+        _cube_step([s for s in active if s.game.phase == ROLL], players, cube)
+        for s in active:
+            if s.game.phase == ROLL:
+                s.roll()
+        _move_step([s for s in active if s.game.phase == MOVE], players)
+        still = []
+        for s in active:
+            if not s.game.over:
+                still.append(s)
+                continue
+            on_game(s, s.game)
+            if s.next_game():
+                still.append(s)
+            else:
+                on_done(s)
+                if bar is not None:
+                    bar.update(1)
+        active = still
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class CubeStats:
+    """Cube actions over all games, by player (A, B): doubles offered, doubles taken and dropped
+    by that player (as the one answering), the cube's value at the end of each game (a dropped
+    double leaves it where it was), and how often it was turned at least once."""
+
+    doubles_a: int
+    doubles_b: int
+    takes_a: int
+    takes_b: int
+    drops_a: int
+    drops_b: int
+    mean_cube: float
+    max_cube: int
+    turned_rate: float
+
+    @classmethod
+    def from_rows(cls, rows: np.ndarray) -> "CubeStats":
+        c = {name: rows[:, i] for i, name in enumerate(COLUMNS)}
+        total = lambda k: int(c[k].sum())  # noqa: E731
+        return cls(total("doubles_a"), total("doubles_b"), total("takes_a"), total("takes_b"),
+                   total("drops_a"), total("drops_b"), float(c["cube"].mean()),
+                   int(c["cube"].max()), float((c["cube"] > 1).mean()))
+
+    def line(self, a: str, b: str) -> str:
+        return (f"  cube: doubles {self.doubles_a} / {self.doubles_b}, takes {self.takes_a} / "
+                f"{self.takes_b}, drops {self.drops_a} / {self.drops_b} ({a} / {b}); cube at the "
+                f"end {self.mean_cube:.2f} on average (max {self.max_cube}), turned in "
+                f"{100 * self.turned_rate:.1f} % of games")
+
+
+def _rates(rows: np.ndarray) -> dict:
+    """Per-game rates from A's side: gammons include backgammons; a dropped double is a single
+    game lost at the cube's value."""
+    c = {name: rows[:, i] for i, name in enumerate(COLUMNS)}
+    a, b = c["winner"] == 0, c["winner"] == 1
+    return {"gammon_rate_a": float((a & (c["result"] >= 2)).mean()),
+            "backgammon_rate_a": float((a & (c["result"] == 3)).mean()),
+            "gammon_rate_b": float((b & (c["result"] >= 2)).mean()),
+            "backgammon_rate_b": float((b & (c["result"] == 3)).mean()),
+            "drop_rate": float((c["end"] == _ENDS.index("drop")).mean()),
+            "mean_plies": float(c["moves"].mean())}
+
+
+class _Saving:
+    """JSON and text helpers shared by the two results."""
+
+    def to_dict(self) -> dict:
+        """The summary as plain JSON-friendly values (no per-game arrays, no records)."""
+        skip = ("rows", "records", "points", "winners")
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        d["cube"] = asdict(d["cube"])
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    def to_json(self, path: str | None = None, indent: int = 2) -> str:
+        """The summary as JSON text; also written to ``path`` when one is given."""
+        text = json.dumps(self.to_dict(), indent=indent)
+        if path:
+            Path(path).write_text(text + "\n")
+        return text
+
+
+@dataclass
+class MatchPlayResult(_Saving):
+    """Matches to ``length`` points between A and B, from A's side. ``win_rate_ci95`` is the
+    95 % Wilson interval (low, high) of A's match win rate; per-game rates count all games of all
+    matches."""
+
+    bot_a: str
+    bot_b: str
+    length: int
+    matches: int
+    wins: int
+    win_rate: float
+    win_rate_ci95: tuple[float, float]
+    games: int
+    games_per_match: float
+    crawford_games: int
+    gammon_rate_a: float
+    backgammon_rate_a: float
+    gammon_rate_b: float
+    backgammon_rate_b: float
+    drop_rate: float
+    mean_plies: float
+    cube: CubeStats
+    seconds: float
+    matches_per_second: float
+    games_per_second: float
+    seed: int
+    winners: np.ndarray = field(repr=False, compare=False)  # the winner (0 = A) of each match
+    rows: np.ndarray = field(repr=False, compare=False)  # one row of COLUMNS per game, in order
+    records: list | None = field(default=None, repr=False, compare=False)  # MatchRecords
+
+    def summary(self) -> str:
+        lo, hi = self.win_rate_ci95
+        return "\n".join([
+            f"{self.bot_a} vs {self.bot_b}: {self.matches} matches to {self.length} points "
+            f"(seed {self.seed})",
+            f"  {self.bot_a} wins {self.wins} matches: {100 * self.win_rate:.1f} % "
+            f"(95 % interval {100 * lo:.1f} - {100 * hi:.1f} %)",
+            f"  {self.games} games ({self.games_per_match:.2f} a match, {self.crawford_games} "
+            f"Crawford games); gammons {100 * self.gammon_rate_a:.1f} % / "
+            f"{100 * self.gammon_rate_b:.1f} %, backgammons {100 * self.backgammon_rate_a:.1f} % / "
+            f"{100 * self.backgammon_rate_b:.1f} % of games ({self.bot_a} / {self.bot_b})",
+            self.cube.line(self.bot_a, self.bot_b),
+            f"  {self.matches_per_second:.2f} matches/s, {self.games_per_second:.1f} games/s "
+            f"({self.seconds:.1f} s)",
+        ])
+
+    def save_mat(self, path) -> list[Path]:
+        """Write the matches as ``.mat`` files: ``path`` itself for one match, else one file per
+        match numbered from 1 next to it (``out.mat`` -> ``out-001.mat``, ...)."""
+        return _save_records(self.records, path)
+
+
+@dataclass
+class MoneyCubeResult(_Saving):
+    """Money games between A and B (with the cube unless ``cube`` is False), from A's side:
+    points per game with its 95 % half-width (from the pair means with duplicate dice)."""
+
+    bot_a: str
+    bot_b: str
+    games: int
+    wins: int
+    win_rate: float
+    ppg: float
+    ppg_ci95: float
+    cube_play: bool
+    jacoby: bool
+    duplicate: bool
+    histogram: dict[str, int]
+    gammon_rate_a: float
+    backgammon_rate_a: float
+    gammon_rate_b: float
+    backgammon_rate_b: float
+    drop_rate: float
+    mean_plies: float
+    cube: CubeStats
+    seconds: float
+    games_per_second: float
+    seed: int
+    points: np.ndarray = field(repr=False, compare=False)  # A's points, game by game
+    rows: np.ndarray = field(repr=False, compare=False)
+    records: list | None = field(default=None, repr=False, compare=False)  # one MatchRecord
+
+    def summary(self) -> str:
+        rules = ("with the cube" + (", Jacoby rule" if self.jacoby else "")) if self.cube_play \
+            else "cubeless"
+        dice = "duplicate dice" if self.duplicate else "independent dice"
+        lines = [
+            f"{self.bot_a} vs {self.bot_b}: {self.games} money games {rules} ({dice}, seed "
+            f"{self.seed})",
+            f"  {self.bot_a} points per game: {self.ppg:+.3f} ± {self.ppg_ci95:.3f} (95 %)",
+            f"  wins {self.wins} ({100 * self.win_rate:.1f} %); gammons "
+            f"{100 * self.gammon_rate_a:.1f} % / {100 * self.gammon_rate_b:.1f} %, backgammons "
+            f"{100 * self.backgammon_rate_a:.1f} % / {100 * self.backgammon_rate_b:.1f} % "
+            f"({self.bot_a} / {self.bot_b})",
+            "  results: " + ", ".join(f"{k} {v}" for k, v in self.histogram.items()),
+        ]
+        if self.cube_play:
+            lines.append(self.cube.line(self.bot_a, self.bot_b))
+        lines.append(f"  {self.mean_plies:.1f} plies a game, {self.games_per_second:.1f} games/s "
+                     f"({self.seconds:.1f} s)")
+        return "\n".join(lines)
+
+    def save_mat(self, path) -> list[Path]:
+        """Write all the games as one money session (a "0 point match") to ``path``."""
+        return _save_records(self.records, path)
+
+
+def _save_records(records, path) -> list[Path]:
+    from bgnet.formats.mat import save_mat
+
+    if records is None:
+        raise ValueError("these games were played without keep_records=True: there is nothing to "
+                         "save")
+    path = Path(path)
+    if len(records) == 1:
+        return [save_mat(records[0], path)]
+    width = max(3, len(str(len(records))))
+    return [save_mat(r, path.with_name(f"{path.stem}-{i:0{width}d}{path.suffix}"))
+            for i, r in enumerate(records, 1)]
+
+
+def mat_names(name_a: str, name_b: str) -> tuple[str, str]:
+    """Player names a ``.mat`` file can hold: no ':' (it separates name and score) nor line
+    breaks, and different from each other.
+
+    >>> mat_names("gnubg:0", "gnubg:0")
+    ('gnubg-0 (A)', 'gnubg-0 (B)')
+    """
+    clean = [" ".join(n.replace(":", "-").split()) or fallback
+             for n, fallback in ((name_a, "A"), (name_b, "B"))]
+    if clean[0] == clean[1]:
+        clean = [f"{clean[0]} (A)", f"{clean[1]} (B)"]
+    return clean[0], clean[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the two entry points
+
+
+def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 0,
+                 progress: bool = True, *, batch: int = 256, keep_records: bool = False,
+                 met=None, efficiency=None, max_cube: int = MAX_CUBE) -> MatchPlayResult:
+    """Play ``matches`` matches to ``length`` points between A (player 0) and B.
+
+    ``batch`` matches are in flight at once. ``keep_records`` keeps every game's record (for
+    :meth:`MatchPlayResult.save_mat`; it costs memory on long runs). ``met`` (a table, a shipped
+    name or a GNU Backgammon XML file) and ``efficiency`` override both bots' cube settings.
+    """
+    length, matches = _positive(length, "the match length"), _positive(matches, "matches")
+    players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
+    names = mat_names(players[0].name, players[1].name)
+    rows = [[] for _ in range(matches)]  # per match, so the order does not depend on batching
+    winners = np.full(matches, -1, np.int64)
+    records = [None] * matches if keep_records else None
+
+    def done(slot: _MatchSlot) -> None:
+        winners[slot.index] = slot.match.winner
+        if records is not None:
+            records[slot.index] = slot.match.record()
+
+    bar = _bar(matches, f"{players[0].name} vs {players[1].name}", "match", progress)
+    t0 = time.perf_counter()
+    try:
+        _run(lambda i: _MatchSlot(i, length, seed, names, max_cube), matches, players, True,
+             batch, bar, lambda s, g: rows[s.index].append(_game_row(g)), done)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    table = np.array([row for match in rows for row in match], np.int64).reshape(-1, len(COLUMNS))
+    wins = int((winners == 0).sum())
+    return MatchPlayResult(
+        bot_a=players[0].name, bot_b=players[1].name, length=length, matches=matches, wins=wins,
+        win_rate=wins / matches, win_rate_ci95=wilson_ci95(wins, matches), games=len(table),
+        games_per_match=len(table) / matches,
+        crawford_games=int(table[:, COLUMNS.index("crawford")].sum()), **_rates(table),
+        cube=CubeStats.from_rows(table), seconds=seconds,
+        matches_per_second=_per_second(matches, seconds),
+        games_per_second=_per_second(len(table), seconds), seed=int(seed), winners=winners,
+        rows=table, records=records)
+
+
+def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: bool = False,
+                    progress: bool = True, *, duplicate: bool = True, cube: bool = True,
+                    batch: int = 256, keep_records: bool = False, met=None, efficiency=None,
+                    max_cube: int = MAX_CUBE) -> MoneyCubeResult:
+    """Play ``games`` money games between A (player 0) and B, with the cube unless ``cube`` is
+    False, under the Jacoby rule if ``jacoby``.
+
+    With ``duplicate`` (the default) ``games`` must be even: games 2k and 2k+1 roll the same dice
+    turn by turn with the seats swapped, as :func:`bgnet.evaluate.match.play_games` does (the
+    same dice for the same seed), and the interval comes from the pair means. ``keep_records``
+    keeps the games as one money session for :meth:`MoneyCubeResult.save_mat`.
+    """
+    games = _positive(games, "games")
+    if duplicate and games % 2:
+        raise ValueError(f"with duplicate dice games come in pairs: the number of games must be "
+                         f"even; got {games}")
+    if jacoby and not cube:
+        raise ValueError("the Jacoby rule needs the cube: without it gammons would never count")
+    players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
+    dice = DiceSequences(games // 2 if duplicate else games, seed)
+    rows = np.zeros((games, len(COLUMNS)), np.int64)
+    kept = [None] * games if keep_records else None
+
+    def game_over(slot: _MoneySlot, game: Game) -> None:
+        rows[slot.index] = _game_row(game)
+        if kept is not None:
+            kept[slot.index] = game.record
+
+    bar = _bar(games, f"{players[0].name} vs {players[1].name}", "game", progress)
+    t0 = time.perf_counter()
+    try:
+        _run(lambda i: _MoneySlot(i, dice, duplicate, jacoby, max_cube), games, players, cube,
+             batch, bar, game_over, lambda s: None)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    winner, pts = rows[:, 0], rows[:, 1]
+    points = np.where(winner == 0, pts, -pts)
+    ppg, ci = paired_mean_ci95(points) if duplicate else mean_ci95(points)
+    values = sorted(set(points.tolist()) | {1, 2, 3, -1, -2, -3}, reverse=True)
+    names = mat_names(players[0].name, players[1].name)
+    return MoneyCubeResult(
+        bot_a=players[0].name, bot_b=players[1].name, games=games, wins=int((points > 0).sum()),
+        win_rate=float((points > 0).mean()), ppg=ppg, ppg_ci95=ci, cube_play=bool(cube),
+        jacoby=bool(jacoby), duplicate=bool(duplicate),
+        histogram={f"{v:+d}": int((points == v).sum()) for v in values}, **_rates(rows),
+        cube=CubeStats.from_rows(rows), seconds=seconds,
+        games_per_second=_per_second(games, seconds), seed=int(seed), points=points, rows=rows,
+        records=None if kept is None else [money_session(kept, names, jacoby)])
+
+
+def money_session(records, names: tuple[str, str], jacoby: bool) -> MatchRecord:
+    """Independent money games as one session: numbered in order, each with the running score
+    before it, as a ``.mat`` file of a "0 point match" holds them."""
+    score, games = [0, 0], []
+    for i, r in enumerate(records, 1):
+        games.append(replace(r, number=i, score=(score[0], score[1])))
+        score[r.winner] += r.points
+    return MatchRecord(0, names, jacoby, games)
+
+
+def _positive(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{what} must be a whole number of at least 1; got {value!r}")
+    return int(value)
+
+
+def _per_second(n: int, seconds: float) -> float:
+    return float(n / seconds) if seconds > 0 else float("inf")
+
+
+def _bar(total: int, desc: str, unit: str, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, smoothing=0.1)
