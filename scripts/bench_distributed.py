@@ -1,0 +1,110 @@
+"""Distributed self-play speed: training games per second with 1, 2, ... Ray workers, learning
+included, on one local Ray instance, next to the single-process batched trainer.
+
+Each figure is measured from the first task's result to the end of the run, so Ray's start-up
+and the workers' imports are left out; the learner (this process) trains and publishes weights
+all the while, on the same machine's cores as the workers.
+
+    python3 scripts/bench_distributed.py                        # 1 and 2 workers
+    python3 scripts/bench_distributed.py --workers 1 2 4 8 15 --games 100000 --device cuda
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+# The local instance needs no outside address: keep Ray on the loopback interface (read at import).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+import numpy as np  # noqa: E402
+
+from bgnet.train.app import CONFIG_DIR  # noqa: E402
+from bgnet.train.loop import set_threads, train  # noqa: E402
+
+
+def config(**over):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return compose(config_name="train", overrides=[f"{k}={v}" for k, v in over.items()])
+
+
+def run_config(a, workers: int, games: int):
+    return config(**{"distributed": "ray", "ray.workers": workers, "ray.games_per_task": a.games_per_task,
+                     "train.games": games, "train.parallel_games": a.parallel, "device": a.device,
+                     "train.checkpoint_every": 10**9, "eval.every": 0, "eval.final_games": 0,
+                     "progress": "false"})
+
+
+def warm_up(parallel: int) -> None:
+    """Compile (or load) the numba kernels once, so that workers find them in the cache."""
+    from bgnet.bots.net import NetEvaluator
+    from bgnet.nn.model import ValueNet
+    from bgnet.train.selfplay import SelfPlayPool
+
+    pool = SelfPlayPool(NetEvaluator(ValueNet("tesauro", 80)), min(parallel, 64), np.random.default_rng(0))
+    for _ in range(3):
+        pool.step()
+
+
+def distributed_rate(a, workers: int) -> tuple[float, float, float]:
+    """(games/s from the first result on, seconds to the first result, wall seconds)."""
+    from bgnet.train.distributed import train_distributed
+
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        s = train_distributed(run_config(a, workers, a.games), d, progress=False)
+        return s["games_per_second"], s["seconds_to_first_result"], time.perf_counter() - t
+
+
+def single_rate(a) -> float:
+    cfg = config(**{"train.games": a.games, "train.parallel_games": a.parallel, "device": a.device,
+                    "train.checkpoint_every": 10**9, "eval.every": 0, "eval.final_games": 0,
+                    "progress": "false"})
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        s = train(cfg, d, progress=False)
+        return s["games"] / (time.perf_counter() - t)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to time")
+    ap.add_argument("--games", type=int, default=8000, help="games per timed run")
+    ap.add_argument("--parallel", type=int, default=512, help="games in flight in each worker")
+    ap.add_argument("--games-per-task", type=int, default=256)
+    ap.add_argument("--device", default="cpu", help="the learner's device (workers play on CPU)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the single-process run")
+    a = ap.parse_args()
+    if any(w < 1 for w in a.workers):
+        ap.error("--workers takes counts >= 1")
+    import ray
+
+    cores = os.cpu_count() or 1
+    set_threads(1)
+    warm_up(a.parallel)
+    ray.init(address="local", num_cpus=max(cores, max(a.workers)), include_dashboard=False,
+             log_to_driver=False)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{cores} cores (load average {load:.1f} before the runs); learner on {a.device}; "
+          f"{a.parallel} games in flight per worker; {a.games} games per run; the learner shares "
+          "the cores with the workers")
+    try:
+        rates = {}
+        for w in a.workers:
+            rates[w], first, wall = distributed_rate(a, w)
+            ratio = rates[w] / rates[a.workers[0]]
+            print(f"ray, {w:2d} worker(s): {rates[w]:8.0f} games/s  (x{ratio:.2f} of {a.workers[0]} "
+                  f"worker(s); first result after {first:.0f} s, {wall:.0f} s wall)", flush=True)
+    finally:
+        ray.shutdown()
+    if not a.no_baseline:
+        print(f"single process (loop.train): {single_rate(a):8.0f} games/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

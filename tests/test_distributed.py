@@ -1,0 +1,125 @@
+"""Distributed self-play on Ray: the worker on its own, the ray config checks, and short training
+runs on a local Ray instance (one for the module) with a worker killed mid-run, then a resume."""
+import os
+
+# A local instance needs no outside address: keep Ray on the loopback interface (read at import).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from bgnet.nn.checkpoint import load_checkpoint
+from bgnet.nn.model import ValueNet
+from bgnet.train.app import CONFIG_DIR
+from bgnet.train.config import ConfigError
+from bgnet.train.distributed import SelfPlayWorker, ray_settings, train_distributed
+
+ray = pytest.importorskip("ray")
+
+
+def config(*overrides):
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return compose(config_name="train", overrides=["distributed=ray", *overrides])
+
+
+# Small and quick: few games in flight, small tasks, frequent updates, logs and checkpoints.
+SHORT = ["train.parallel_games=32", "ray.games_per_task=40", "train.buffer_positions=1024",
+         "train.batch_size=64", "train.checkpoint_every=100", "train.log_every=50", "eval.every=0",
+         "eval.opponents=[random]", "progress=false"]
+
+
+# --------------------------------------------------------------------------------------------
+# Without Ray
+
+
+def test_worker_plays_games_with_the_weights_it_is_given():
+    net = ValueNet("tesauro", 8)
+    w = SelfPlayWorker(net.config(), [0, 0, 0, 0], parallel_games=16, lam=0.7, max_plies=1000,
+                       epsilon=0.0)
+    r = w.play(0, net.state_dict(), 5)
+    g = r.games
+    assert len(g.results) >= 5 and r.version == 0 and r.pid == os.getpid()
+    assert len(g.boards) == len(g.targets) == g.lengths.sum()
+    assert set(np.abs(g.results)) <= {1, 2, 3}
+    assert g.targets.min() >= 0.0 and g.targets.max() <= 1.0
+    # The last position of each game is the winner's final move: its target is the result.
+    last = np.cumsum(g.lengths) - 1
+    assert np.all(g.targets[last, 0] == 1.0)
+
+    other = ValueNet("tesauro", 8)
+    w.play(1, [other.state_dict()], 1)  # a new version, wrapped as refs are
+    for a, b in zip(w.net.state_dict().values(), other.state_dict().values()):
+        assert torch.equal(a, b)
+    # The same version again is not reloaded: the weights argument is not even looked at.
+    assert len(w.play(1, [None], 2).games.results) >= 2
+
+
+def test_ray_settings_defaults_and_errors():
+    s = ray_settings(config())
+    assert s["address"] is None and s["workers"] >= 1 and s["kill_worker_after_tasks"] is None
+    with pytest.raises(ConfigError, match="ray.workers"):
+        ray_settings(config("ray.workers=0"))
+    with pytest.raises(ConfigError, match="ray.kill_worker_after_tasks"):
+        ray_settings(config("ray.kill_worker_after_tasks=-1"))
+    with pytest.raises(ConfigError, match="unknown config key"):
+        ray_settings(config("+ray.wrokers=3"))
+    with pytest.raises(ConfigError, match="train.mode=batched"):
+        ray_settings(config("train.mode=online"))
+    with pytest.raises(ConfigError, match="ray.address"):
+        ray_settings(config("ray.address=''"))
+
+
+# --------------------------------------------------------------------------------------------
+# On a local Ray instance
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def killed_run(local_ray, tmp_path_factory):
+    """A one-worker run of 200 games whose worker is killed in its second task: only a
+    replacement can finish it."""
+    run_dir = tmp_path_factory.mktemp("ray_run")
+    cfg = config(*SHORT, "train.games=200", "ray.workers=1", "ray.kill_worker_after_tasks=1",
+                 "eval.final_games=0")
+    return run_dir, train_distributed(cfg, run_dir, progress=False)
+
+
+def test_killed_worker_is_replaced_and_the_run_finishes(killed_run):
+    run_dir, s = killed_run
+    assert s["games"] >= 200 and s["workers"] == 1
+    assert s["worker_failures"] == 1  # the actor really died: its task failed with RayActorError
+    assert s["worker_processes"] == 2  # the first worker's process, then its replacement's
+    assert s["weights_version"] >= 1  # the learner trained and published new weights
+    ck = run_dir / "checkpoints"
+    assert (ck / "latest.pt").exists() and sorted(ck.glob("games_*.pt"))
+    data = load_checkpoint(ck / "latest.pt")
+    assert data["games"] == s["games"] and data["weights_version"] == s["weights_version"]
+    assert data["config"]["distributed"] == "ray"
+    # Trained weights differ from the untrained net the same seed builds.
+    torch.manual_seed(0)
+    fresh = ValueNet("tesauro", 80).state_dict()
+    assert any(not torch.equal(fresh[k], v) for k, v in data["net_state"].items())
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    assert (run_dir / "summary.json").exists()
+
+
+def test_resume_continues_from_the_checkpoint(killed_run, tmp_path):
+    run_dir, first = killed_run
+    total = first["games"] + 80
+    cfg = config(*SHORT, f"train.games={total}", "ray.workers=2", "eval.final_games=10",
+                 f"resume={run_dir / 'checkpoints' / 'latest.pt'}")
+    s = train_distributed(cfg, tmp_path, progress=False)
+    assert s["games_at_start"] == first["games"]
+    assert s["games"] >= total and s["worker_failures"] == 0
+    assert s["weights_version"] > first["weights_version"]
+    assert s["final_eval"]["random"]["games"] == 10
+    data = load_checkpoint(tmp_path / "checkpoints" / "latest.pt")
+    assert data["games"] == s["games"] and data["metrics"]["random"]["games"] == 10
