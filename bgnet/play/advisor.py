@@ -1,0 +1,181 @@
+"""A bot at the table: its moves, its ranking of every move, and its cube and resignation answers.
+
+:class:`Advisor` wraps any :class:`~bgnet.bots.base.Bot`. Moves are always the bot's own. Hints,
+cube decisions and answers to resignations need probabilities: they come from the bot itself
+when it can evaluate positions (net bots, ``gnubg:N``), otherwise from a *judge*, GNU
+Backgammon's 0-ply net when ``gnubg_nn`` is installed (pubeval and the random bot only choose
+moves). With no judge at all the bot never doubles, always takes, accepts only resignations of
+the most the game can still give, and hints list moves without equities.
+
+Cube decisions are :func:`bgnet.cube.decide_context` on the judge's cubeless probabilities with
+the bot's cube settings (match equity table, cube efficiency).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bgnet.bots.base import Bot
+from bgnet.engine.board import game_result, start_position
+from bgnet.engine.movegen import generate
+from bgnet.engine.notation import format_move
+from bgnet.engine.state import MatchContext
+from bgnet.nn.probs import equity as money_equity
+from bgnet.nn.probs import flip, terminal_probs
+
+
+@dataclass(frozen=True)
+class RankedMove:
+    """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, and
+    the mover's cubeless probabilities and equity after it (None without a judge)."""
+
+    notation: str
+    steps: tuple[tuple[int, int], ...]
+    after: np.ndarray
+    probabilities: tuple[float, ...] | None = None
+    equity: float | None = None
+
+
+def can_evaluate(bot: Bot) -> bool:
+    """Whether ``bot`` gives probabilities for positions (not only moves)."""
+    try:
+        p = np.asarray(bot.evaluate(start_position()[None]), np.float64)
+    except NotImplementedError:
+        return False
+    return p.shape == (1, 5)
+
+
+class Advisor:
+    """``bot`` plays; ``judge`` (default: the bot if it can evaluate, else GNU Backgammon's
+    0-ply net if installed, else none) gives probabilities. ``note`` says in words where the
+    judge came from, for the person at the table."""
+
+    def __init__(self, bot: Bot, judge: Bot | None | str = "auto"):
+        self.bot = bot
+        self.note = ""
+        if judge == "auto":
+            judge = self._default_judge()
+        self.judge = judge
+
+    def _default_judge(self) -> Bot | None:
+        if can_evaluate(self.bot):
+            return self.bot
+        try:
+            from bgnet.bots.gnubg_bots import GnubgBot
+
+            judge = GnubgBot(0)
+        except ImportError:
+            self.note = (f"{self.bot.name} cannot evaluate positions and GNU Backgammon's net "
+                         "(gnubg_nn) is not installed: no hints with equities; it never doubles "
+                         "and always takes")
+            return None
+        self.note = (f"{self.bot.name} only chooses moves: hints, its cube decisions and its answers "
+                     "to resignations use GNU Backgammon's 0-ply net")
+        return judge
+
+    # -- moves ---------------------------------------------------------------------------------
+
+    def choose(self, board: np.ndarray, d1: int, d2: int) -> tuple[np.ndarray, tuple] | None:
+        """The bot's move: (afterstate, steps), or None when no move is legal."""
+        if len(generate(board, d1, d2)[0]) == 0:
+            return None
+        after, steps = self.bot.choose_moves(np.ascontiguousarray(board, np.int8)[None],
+                                             np.array([[d1, d2]], np.int64))
+        return after[0], _steps(steps[0])
+
+    def ranked_moves(self, board: np.ndarray, d1: int, d2: int) -> list[RankedMove]:
+        """Every legal move, best first by the judge's cubeless equity (the generator's order
+        without a judge); empty when no move is legal."""
+        if self.judge is not None and hasattr(self.judge, "ranked_moves"):
+            ranked = self.judge.ranked_moves(board, d1, d2)
+            return [_ranked(board, a, s, p) for a, s, p in ranked]
+        after, steps = generate(board, d1, d2)
+        if len(after) == 0:
+            return []
+        if self.judge is None:
+            return [RankedMove(format_move(s, board), _steps(s), a) for a, s in zip(after, steps)]
+        probs = self.afterstate_probabilities(after)
+        order = np.argsort(-money_equity(probs), kind="stable")
+        return [_ranked(board, after[i], steps[i], probs[i]) for i in order]
+
+    def afterstate_probabilities(self, after: np.ndarray) -> np.ndarray:
+        """The mover's probabilities after each afterstate ``[opponent, mover]``: finished games
+        by the rules, the rest by the judge with the opponent on roll, seen from the mover."""
+        out = np.empty((len(after), 5), np.float64)
+        results = np.array([game_result(a) for a in after])
+        for i in np.flatnonzero(results):
+            out[i] = terminal_probs(int(results[i]))
+        live = np.flatnonzero(results == 0)
+        if len(live):
+            opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
+            out[live] = flip(np.asarray(self.judge.evaluate(opp_on_roll), np.float64))
+        return out
+
+    # -- probabilities and the cube ------------------------------------------------------------
+
+    def probabilities(self, board: np.ndarray) -> np.ndarray | None:
+        """Cubeless probabilities of the side on roll in ``board``, before it rolls."""
+        if self.judge is None:
+            return None
+        return np.asarray(self.judge.evaluate(np.ascontiguousarray(board, np.int8)[None]),
+                          np.float64).reshape(5)
+
+    def cube_decision(self, board: np.ndarray, ctx: MatchContext):
+        """:class:`bgnet.cube.CubeDecision` for the player on roll of ``ctx``, whose view
+        ``board`` is; None without a judge."""
+        probs = self.probabilities(board)
+        if probs is None:
+            return None
+        from bgnet.cube import decide_context
+
+        met, efficiency = self.judge.cube_settings()
+        return decide_context(probs, ctx.replace(double_offered=False, turn=ctx.player_on_roll),
+                              board, met=met, efficiency=efficiency)
+
+    def wants_double(self, board: np.ndarray, ctx: MatchContext) -> bool:
+        """Whether the bot, on roll in ``board``, doubles (proper double, not too good)."""
+        if not ctx.may_double(ctx.player_on_roll):
+            return False
+        d = self.cube_decision(board, ctx)
+        return d is not None and d.double
+
+    def wants_take(self, doubler_board: np.ndarray, ctx: MatchContext) -> bool:
+        """Whether the bot takes the double of the player on roll of ``ctx`` (whose view
+        ``doubler_board`` is); always without a judge."""
+        d = self.cube_decision(doubler_board, ctx)
+        return True if d is None else bool(d.take)
+
+    def accepts_resignation(self, resigner_board: np.ndarray, kind: int, value_of) -> bool:
+        """Whether the bot accepts a resignation of ``kind`` (1, 2, 3) from the side whose view
+        ``resigner_board`` is. ``value_of(kind)`` is the points it is worth (cube, Jacoby): the
+        bot accepts when that is at least its cubeless expectation of playing on."""
+        probs = self.probabilities(resigner_board)
+        if probs is None:
+            return kind >= most_possible(resigner_board)
+        unit = value_of(1)
+        expected = float(money_equity(flip(probs))) * unit
+        return value_of(kind) >= expected - 1e-9
+
+
+def most_possible(loser_board: np.ndarray) -> int:
+    """The most the opponent of the side ``loser_board[1]`` can still win: 1 once that side has
+    borne off a checker, 3 while it has one on the bar or in the opponent's home board (its own
+    points 19-24), else 2."""
+    side = loser_board[1]
+    if int(side.sum()) < 15:
+        return 1
+    return 3 if int(side[18:25].sum()) else 2
+
+
+def _steps(raw) -> tuple[tuple[int, int], ...]:
+    return tuple((int(a), int(b)) for a, b in np.asarray(raw).reshape(-1, 2) if a >= 0)
+
+
+def _ranked(board, after, steps, probs) -> RankedMove:
+    p = tuple(float(x) for x in np.asarray(probs, np.float64).reshape(5))
+    return RankedMove(format_move(steps, board), _steps(steps), np.asarray(after),
+                      p, float(money_equity(np.array(p))))
+
+
+__all__ = ["Advisor", "RankedMove", "can_evaluate", "most_possible"]

@@ -1,0 +1,377 @@
+"""``bgnet play``: a scripted person plays through the same prompts a terminal shows."""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from bgnet.bots import load_bot
+from bgnet.engine.board import start_position
+from bgnet.engine.game import Match
+from bgnet.engine.notation import IllegalMoveError, parse_move
+from bgnet.formats.mat import load_mat, read_mat
+from bgnet.formats.position_id import position_id
+from bgnet.play.advisor import Advisor
+from bgnet.play.terminal import BOT, HUMAN, PlaySession, play_main, resolve_bot_spec
+
+HINT_RE = re.compile(r"^\s+1\. (.+?)(?:\s{2,}equity.*)?$")
+
+
+class Person:
+    """Someone at the keyboard: sees everything written and answers each prompt with
+    ``policy(person, prompt)`` (None ends the input). ``typed`` keeps every line typed."""
+
+    def __init__(self, policy, limit: int = 2000):
+        self.lines: list[str] = []
+        self.typed: list[str] = []
+        self.moves: list[str] = []
+        self.policy = policy
+        self.limit = limit
+
+    def write(self, text) -> None:
+        self.lines.extend(str(text).split("\n"))
+
+    def read_line(self, prompt: str) -> str | None:
+        self.lines.append(prompt)
+        if len(self.typed) >= self.limit:
+            return None
+        answer = self.policy(self, prompt)
+        if answer is not None:
+            self.typed.append(answer)
+        return answer
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def advice(self) -> str:
+        """What the last hint said: its first move, or its cube advice."""
+        for line in reversed(self.lines):
+            m = HINT_RE.match(line)
+            if m:
+                return m.group(1).strip()
+            if " says: " in line:
+                return line.split(" says: ", 1)[1]
+            if line.startswith("No cube advice"):
+                return "roll"
+        raise AssertionError("no hint was shown")
+
+
+def follow_hints(person: Person, prompt: str) -> str:
+    """Ask for a hint at every decision, then do what it says."""
+    last = person.typed[-1] if person.typed else ""
+    if not last.startswith("hint"):
+        return "hint"
+    advice = person.advice()
+    if prompt.startswith("Your move"):
+        person.moves.append(advice)
+        return advice
+    if prompt.startswith("Roll or double"):
+        return "double" if advice.startswith("double") else "roll"
+    if "take or drop" in prompt:
+        return "take" if advice.startswith("take") else "drop"
+    return "no"
+
+
+def _after(action) -> np.ndarray:
+    board = action.board.astype(np.int8).copy()
+    for a, b in action.steps:
+        board[1, a - 1] -= 1
+        if b:
+            board[1, b - 1] += 1
+            if board[0, 24 - b] == 1:
+                board[0, 24 - b] = 0
+                board[0, 24] += 1
+    return board
+
+
+def moves_of(record) -> list:
+    """Every game's moves and cube actions: player, dice, position before and after."""
+    return [(g.number, a.player, a.kind, tuple(sorted(a.dice)), position_id(a.board),
+             position_id(_after(a)) if a.kind == "move" else None)
+            for g in record.games for a in g.actions if a.kind in ("move", "double", "take", "drop")]
+
+
+def side(**points) -> np.ndarray:
+    """One side's checkers, e.g. side(p6=3, p5=2): counts on its own points."""
+    s = np.zeros(25, np.int8)
+    for name, n in points.items():
+        s[int(name[1:]) - 1] = n
+    return s
+
+
+RACE = side(p6=3, p5=3, p4=3, p3=3, p2=3)  # 60 pips
+
+
+def behind(from_point: int, to_point: int) -> np.ndarray:
+    """RACE with one checker moved back from one point to a higher one."""
+    s = RACE.copy()
+    s[from_point - 1] -= 1
+    s[to_point - 1] += 1
+    return s
+
+
+@pytest.fixture(scope="module")
+def net_bot():
+    """A network bot with random weights: the real bgnet bot path (moves, hints, cube)."""
+    torch = pytest.importorskip("torch")
+    from bgnet.bots.net import NetBot
+    from bgnet.nn.model import ValueNet
+
+    net = ValueNet("tesauro", [20], "silu")
+    g = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+    return NetBot(net.eval(), name="testnet")
+
+
+@pytest.fixture(scope="module")
+def gnubg_advisor():
+    pytest.importorskip("gnubg_nn")
+    return Advisor(load_bot("gnubg:0"))
+
+
+def session_for(advisor, person: Person, **kw) -> PlaySession:
+    return PlaySession(advisor, read_line=person.read_line, write=person.write, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# whole matches
+
+
+def test_hint_follower_plays_a_match_and_saves_it(net_bot, tmp_path):
+    person = Person(follow_hints)
+    path = tmp_path / "match.mat"
+    s = session_for(Advisor(net_bot), person, match_length=3, seed=11, name="Ann", save_path=path)
+    assert s.run() == 0
+    m = s.match
+    assert m.over and "Illegal move" not in person.text
+    assert re.search(r"wins? the match \d+-\d+", person.text)
+    # Every move the person made is the hint's first move, in the record in that order.
+    played = [a.notation for g in m.games for a in g.record.actions
+              if a.kind == "move" and a.player == HUMAN and a.steps]
+    assert played == person.moves and len(played) > 10
+    # The saved file reads back (replayed by the rules) to the same moves and results.
+    back = load_mat(path)
+    assert back.names == ("Ann", "testnet") and back.length == 3
+    assert moves_of(back) == moves_of(m.record())
+    assert [(g.winner, g.points) for g in back.games] == [(g.winner, g.points) for g in m.games]
+    # The board was shown with its IDs at the person's decisions.
+    assert person.text.count("Position ID:") >= len(played)
+
+
+def test_illegal_moves_are_explained_and_change_nothing():
+    tries = iter(["24/1", "hello world", "13/7(5)", "take", "double"])
+    seen = []
+    rolls = []
+
+    def policy(person, prompt):
+        if prompt.startswith("Roll or double"):
+            rolls.append(prompt)
+            return "8/5 6/5" if len(rolls) == 1 else ""
+        if prompt.startswith("Your move"):
+            game = s.match.game
+            seen.append((position_id(game.board), game.dice, len(game.record.actions)))
+            nxt = next(tries, None)
+            if nxt is not None:
+                return nxt
+            return "quit"
+        return "no"
+
+    person = Person(policy)
+    s = session_for(Advisor(load_bot("random:1"), judge=None), person, seed=4)
+    s.run()
+    assert len(set(seen)) == 1 and len(seen) == 6  # the same moment each time
+    text = person.text
+    pid, dice, _ = seen[0]
+    board = s.match.game.board
+    for typed in ("24/1", "hello world", "13/7(5)"):
+        with pytest.raises(IllegalMoveError) as e:
+            parse_move(typed, board, *dice)
+        assert f"Illegal move: {e.value}." in text
+    assert "There is no double to answer" in text and "You have rolled" in text
+    if "Roll or double> " in text:  # the person was asked before rolling
+        assert "Roll the dice first" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# the bot's cube and answers
+
+
+def _scripted(*answers):
+    """A person typing ``answers`` in order, then following hints."""
+    queue_ = list(answers)
+
+    def policy(person, prompt):
+        return queue_.pop(0) if queue_ else follow_hints(person, prompt)
+    return policy
+
+
+def test_bot_doubles_in_a_race_and_the_person_takes(gnubg_advisor):
+    person = Person(_scripted("take"))
+    s = session_for(gnubg_advisor, person)
+    game = s.match.new_game(board=np.stack([behind(6, 8), RACE]), player_on_roll=BOT)
+    assert s.play_game(game)
+    assert f"{s.bot_name} doubles to 2." in person.text and "You take" in person.text
+    take = [a for a in game.record.actions if a.kind == "take"]
+    assert take and take[0].player == HUMAN
+    assert game.cube_value == 2 and game.over and game.points in (2, 4, 6)
+
+
+def test_bot_drops_a_hopeless_double_and_takes_a_fair_one(gnubg_advisor):
+    person = Person(_scripted("double"))
+    s = session_for(gnubg_advisor, person, match_length=0, games=2)
+    hopeless = s.match.new_game(board=np.stack([behind(6, 13), RACE]), player_on_roll=HUMAN)
+    assert s.play_game(hopeless)
+    assert hopeless.end == "drop" and hopeless.winner == HUMAN and hopeless.points == 1
+    assert f"{s.bot_name} drops." in person.text
+
+    person2 = Person(_scripted("double"))
+    s2 = session_for(gnubg_advisor, person2)
+    fair = s2.match.new_game(board=start_position(), player_on_roll=HUMAN)
+    person2.limit = 3  # take, then stop the game after a few lines
+    s2.play_game(fair)
+    assert f"{s2.bot_name} takes" in person2.text and fair.cube_value == 2 and fair.cube_owner == BOT
+
+
+def test_crawford_game_has_no_doubles_and_the_trailer_doubles_after_it(gnubg_advisor):
+    person = Person(_scripted("double"))
+    s = session_for(gnubg_advisor, person, match_length=3)
+    s.match = Match(3, score=(2, 0), crawford_played=False, names=("You", s.bot_name))
+    crushing = np.stack([behind(6, 8), RACE])
+    game = s.match.new_game(board=crushing, player_on_roll=BOT)
+    assert game.crawford
+    person.limit = 6
+    s.play_game(game)
+    assert "doubles" not in person.text.replace("Crawford game: no doubling", "")
+    s.match = Match(3, score=(2, 0), crawford_played=True, names=("You", s.bot_name))
+    person2 = Person(_scripted("take"))
+    s.read_line, s.write = person2.read_line, person2.write
+    post = s.match.new_game(board=start_position(), player_on_roll=BOT)
+    person2.limit = 2
+    s.play_game(post)
+    assert f"{s.bot_name} doubles to 2." in person2.text  # the trailer doubles at once
+
+
+def test_resignations(gnubg_advisor):
+    bot_home = side(p1=15)
+    hopeless = np.stack([bot_home, side(p18=15)])  # the person's view: a certain gammon, no bg
+    person = Person(_scripted("resign", "resign gammon"))
+    s = session_for(gnubg_advisor, person)
+    game = s.match.new_game(board=hopeless, player_on_roll=HUMAN)
+    s.play_game(game)
+    assert "rejects your resignation of a single game" in person.text
+    assert "accepts your resignation of a gammon" in person.text
+    assert game.end == "resign" and game.winner == BOT and game.points == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# saving and quitting
+
+
+def test_quit_offers_to_save(tmp_path):
+    target = tmp_path / "kept.mat"
+    person = Person(_scripted("", "quit", str(target)))
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    s.run()
+    assert "Save the match first?" in person.text and target.exists()
+    assert moves_of(read_mat(target.read_text())) == moves_of(s.match.record())
+
+    person = Person(_scripted("", "quit", "no"))
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    s.run()
+    assert "Bye." in person.text and list(tmp_path.iterdir()) == [target]
+
+
+def test_save_never_replaces_a_file_without_asking(tmp_path):
+    mine = tmp_path / "precious.mat"
+    mine.write_text("not a match\n")
+    person = Person(_scripted("", f"save {mine}", "n", "quit", ""))
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    s.run()
+    assert "Replace it?" in person.text and "Not saved." in person.text
+    assert mine.read_text() == "not a match\n"
+    with pytest.raises(SystemExit):
+        play_main(["--bot", "random", "--save", str(mine)])
+    assert mine.read_text() == "not a match\n"
+
+
+def test_end_of_input_saves_to_the_save_file(tmp_path):
+    path = tmp_path / "s.mat"
+    person = Person(_scripted(""), limit=1)  # one roll, then the input ends
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1, save_path=path)
+    s.run()
+    assert path.exists() and moves_of(load_mat(path)) == moves_of(s.match.record())
+
+
+def test_bot_specs():
+    said = []
+    assert resolve_bot_spec("run/ckpt.pt", 2, said.append) == "run/ckpt.pt@2"
+    assert resolve_bot_spec("run/ckpt.pt@1", 0, said.append) == "run/ckpt.pt@0"
+    assert resolve_bot_spec("gnubg", 1, said.append) == "gnubg:1"
+    assert resolve_bot_spec("random", None, said.append) == "random"
+    with pytest.raises(ValueError, match="no search depth"):
+        resolve_bot_spec("pubeval", 1, said.append)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command through a pipe
+
+
+def _drive(cmd: list[str], policy, timeout: float = 90.0) -> tuple[int, Person]:
+    """Run ``cmd`` and answer each prompt (output ending in "> ") as a person would."""
+    person = Person(policy)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env)
+    chunks: queue.Queue = queue.Queue()
+
+    def pump():
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            chunks.put(chunk)
+        chunks.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    out = ""
+    try:
+        while True:
+            chunk = chunks.get(timeout=timeout)
+            if chunk is None:
+                break
+            out += chunk.decode()
+            if out.endswith("> "):
+                *before, prompt = out.split("\n")
+                person.lines = before
+                answer = policy(person, prompt)
+                if answer is None:
+                    proc.stdin.close()
+                    continue
+                person.typed.append(answer)
+                out += answer + "\n"
+                proc.stdin.write((answer + "\n").encode())
+                proc.stdin.flush()
+        rc = proc.wait(timeout=timeout)
+    finally:
+        proc.kill()
+    person.lines = out.split("\n")
+    return rc, person
+
+
+def test_play_command_through_a_pipe(tmp_path):
+    path = tmp_path / "piped.mat"
+    rc, person = _drive([sys.executable, "-m", "bgnet.cli", "play", "--bot", "random:5", "--seed", "3",
+                         "--save", str(path), "--name", "Pipe"], follow_hints)
+    assert rc == 0, person.text[-2000:]
+    assert "The session is over." in person.text and path.exists()
+    back = load_mat(path)
+    assert back.names == ("Pipe", "random-5") and len(back.games) == 1
+    assert back.games[0].winner is not None
+    played = [a.notation for a in back.games[0].actions if a.kind == "move" and a.player == HUMAN and a.steps]
+    assert played == person.moves
