@@ -56,6 +56,18 @@ def _cmd_train(argv: list[str]) -> int:
     return train_main(argv)
 
 
+def _cmd_play(argv: list[str]) -> int:
+    from bgnet.play.terminal import play_main
+
+    return play_main(argv)
+
+
+def _cmd_serve_external(argv: list[str]) -> int:
+    from bgnet.play.external import serve_main
+
+    return serve_main(argv)
+
+
 COMMANDS = {
     "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
@@ -63,6 +75,8 @@ COMMANDS = {
     "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate"),
     "export": (_cmd_export, "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
     "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
+    "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
+    "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
 }
 
 

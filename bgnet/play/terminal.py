@@ -129,7 +129,8 @@ class PlaySession:
         if game.phase == DOUBLED:
             if self.advisor.wants_take(game.board, game.context()):
                 game.take(player=BOT)
-                self.write(f"{self.bot_name} takes: the cube is at {game.cube_value}, {self.bot_name} owns it.")
+                self.write(f"{self.bot_name} takes: the cube is at {game.cube_value}, "
+                           f"{self.bot_name} owns it.")
             else:
                 game.drop(player=BOT)
                 self.write(f"{self.bot_name} drops.")
@@ -255,7 +256,8 @@ class PlaySession:
         kinds = {"single": 1, "normal": 1, "gammon": 2, "backgammon": 3, "1": 1, "2": 2, "3": 3}
         kind = kinds.get(args[0].lower()) if args else 1
         if kind is None:
-            self.write(f"Resign what? Type resign single, resign gammon or resign backgammon; got {args[0]!r}.")
+            self.write("Resign what? Type resign single, resign gammon or resign backgammon; "
+                       f"got {args[0]!r}.")
             return STAY
         try:
             game.resign(kind, player=HUMAN)

@@ -1,0 +1,320 @@
+"""``bgnet serve-external``: a bot as a GNU Backgammon *external player*.
+
+In GNU Backgammon, ``set player 1 external localhost:PORT`` hands that player's decisions to a
+program listening on the port. GNU Backgammon connects, and whenever that player must act it
+sends one line, a FIBS "boardstyle 3" board state followed by a newline (and a NUL byte)::
+
+    board:P0:P1:LENGTH:S0:S1:BAR:p1:...:p24:BAR:TURN:D1:D2:D1:D2:CUBE:MAY0:MAY1:DOUBLED:
+        COLOUR:DIRECTION:HOME:BAR:OFF+:OFF-:ONBAR+:ONBAR-:CANMOVE:FORCED:CRAWFORD:REDOUBLES
+
+and reads back one line:
+
+* the dice were rolled (``D1 D2`` non-zero): the move, as from/to steps from the mover's side,
+  ``25`` the bar and ``0`` off, one step per die ("13/8 8/7", "25/22 6/0"); an empty line when
+  no move is legal. GNU Backgammon does not refuse an illegal move: it records no move, so the
+  move must be right;
+* before the roll (dice 0 0; asked only when the player may double): ``roll`` or ``double``;
+* when doubled (``DOUBLED`` non-zero): ``take`` or ``drop``.
+
+How GNU Backgammon (1.07) fills the fields, as this module reads them: the board is from player
+1's side (``COLOUR`` 1, ``DIRECTION`` -1): the positive counts are player 1's checkers on its
+points 1-24, the negative ones player 0's (so player 0's own point ``p`` is position ``25 - p``);
+player 0's bar is position 0, player 1's position 25. ``TURN`` is 1 when player 1 is on roll (or
+doubled), -1 for player 0; while a double waits (``DOUBLED`` non-zero) the player asked is the
+other one. The names and scores are player 0's then player 1's, except while a double waits,
+when player 1's come first. ``MAY0``/``MAY1`` say whether players 0 and 1 may double: both while
+the cube is centred, only the owner once it is turned. The match length is 0 for money play.
+GNU Backgammon handles resignations itself and never asks the external player about them.
+
+Decisions are the bot's (:class:`~bgnet.play.advisor.Advisor`): its move, and the cube by
+:func:`bgnet.cube.decide_context`; the Crawford game never reaches the cube questions, since
+GNU Backgammon asks them only when doubling is allowed.
+"""
+from __future__ import annotations
+
+import argparse
+import socketserver
+import sys
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from bgnet.engine.board import as_board
+from bgnet.engine.state import CENTERED, MatchContext
+from bgnet.play.advisor import Advisor
+
+FIELDS = 52  # values after "board:"
+MAX_LINE = 4096
+
+
+class ProtocolError(ValueError):
+    """A board line that cannot be read; the message says which field and why."""
+
+
+@dataclass(frozen=True)
+class FibsBoard:
+    """The fields of a FIBS board line as written (no interpretation).
+
+    ``points`` has 26 entries: positions 0 and 25 are the bars, 1..24 the points, positive for
+    one colour and negative for the other.
+    """
+
+    player: str
+    opponent: str
+    match_length: int
+    score: tuple[int, int]
+    points: tuple[int, ...]
+    turn: int
+    dice: tuple[int, int]
+    opponent_dice: tuple[int, int]
+    cube: int
+    may_double: tuple[int, int]
+    doubled: int
+    colour: int
+    direction: int
+    home: int
+    bar: int
+    on_home: tuple[int, int]
+    on_bar: tuple[int, int]
+    can_move: int
+    forced_move: int
+    did_crawford: int
+    redoubles: int
+
+
+def parse_board(line: str) -> FibsBoard:
+    """Read a ``board:...`` line (trailing newline and NUL bytes are ignored).
+
+    >>> b = parse_board("board:gnubg:you:3:0:1:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:"
+    ...                 "0:0:2:0:1:4:2:4:2:1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:1")
+    >>> b.match_length, b.score, b.dice, b.points[24], b.points[1]
+    (3, (0, 1), (4, 2), 2, -2)
+    """
+    text = line.strip().strip("\x00").strip()
+    if not text.startswith("board:"):
+        raise ProtocolError(f"expected a line starting with 'board:'; got {text[:40]!r}")
+    parts = text[len("board:"):].split(":")
+    if len(parts) != FIELDS:
+        raise ProtocolError(f"a board line has {FIELDS} fields after 'board:'; got {len(parts)}")
+    try:
+        v = [int(x) for x in parts[2:]]
+    except ValueError:
+        bad = next(x for x in parts[2:] if not x.lstrip("-").isdigit())
+        raise ProtocolError(f"board fields after the two names are whole numbers; got {bad!r}") from None
+    return FibsBoard(
+        player=parts[0], opponent=parts[1], match_length=v[0], score=(v[1], v[2]),
+        points=tuple(v[3:29]), turn=v[29], dice=(v[30], v[31]), opponent_dice=(v[32], v[33]),
+        cube=v[34], may_double=(v[35], v[36]), doubled=v[37], colour=v[38], direction=v[39],
+        home=v[40], bar=v[41], on_home=(v[42], v[43]), on_bar=(v[44], v[45]), can_move=v[46],
+        forced_move=v[47], did_crawford=v[48], redoubles=v[49])
+
+
+@dataclass(frozen=True)
+class Request:
+    """What GNU Backgammon asks, from the asked player's side.
+
+    ``kind`` is "move", "cube" (roll or double) or "take" (answer a double). ``player`` is the
+    asked player's number in GNU Backgammon (0 or 1). ``board`` is ``[opponent, player]`` for a
+    move or a cube decision; for "take" it is the doubler's view ``[player, doubler]``.
+    ``context`` has the doubler (or the asked player) on roll, the cube before any double, and
+    the score as (player 0, player 1).
+    """
+
+    kind: str
+    player: int
+    board: np.ndarray
+    dice: tuple[int, int]
+    context: MatchContext
+
+
+def interpret(fb: FibsBoard, *, jacoby: bool = True) -> Request:
+    """The decision a board line asks for, as GNU Backgammon writes it (see the module
+    docstring). ``jacoby``: money play with the Jacoby rule (GNU Backgammon's default; the line
+    does not say)."""
+    if fb.colour != 1 or fb.direction != -1:
+        raise ProtocolError(f"expected GNU Backgammon's colour 1 and direction -1; got "
+                            f"{fb.colour} and {fb.direction}")
+    if fb.turn not in (1, -1):
+        raise ProtocolError(f"the turn field is 1 or -1 while a game is played; got {fb.turn}")
+    sides = _sides(fb.points)
+    on_roll = 1 if fb.turn == 1 else 0
+    asked = on_roll if not fb.doubled else 1 - on_roll
+    score = fb.score if not fb.doubled else (fb.score[1], fb.score[0])
+    owner = CENTERED if fb.may_double[0] and fb.may_double[1] else 0 if fb.may_double[0] else 1
+    cube = fb.cube
+    if cube < 1 or cube & (cube - 1):
+        raise ProtocolError(f"the cube is a power of two; got {cube}")
+    if fb.match_length and max(score) >= fb.match_length:
+        raise ProtocolError(f"the score {score[0]}-{score[1]} has already won the "
+                            f"{fb.match_length}-point match")
+    length = 0 if fb.match_length == 9999 else fb.match_length  # FIBS: 9999 = unlimited
+    ctx = MatchContext(cube_value=cube, cube_owner=owner if cube > 1 else CENTERED,
+                       player_on_roll=on_roll, turn=asked, dice=_dice(fb.dice),
+                       match_length=length, score=score, jacoby=jacoby and not length)
+    board = as_board(np.stack([sides[1 - on_roll], sides[on_roll]]))  # the player on roll's view
+    if fb.doubled:
+        return Request("take", asked, board, (0, 0), ctx)
+    if fb.dice[0] == 0:
+        return Request("cube", asked, board, (0, 0), ctx)
+    return Request("move", asked, board, _dice(fb.dice), ctx)
+
+
+def _sides(points) -> dict[int, np.ndarray]:
+    """Each player's checkers on its own numbering: player 1 positive on points 1-24 with its bar
+    at 25, player 0 negative numbered from the other end with its bar at 0."""
+    one, zero = np.zeros(25, np.int64), np.zeros(25, np.int64)
+    for i in range(1, 25):
+        n = points[i]
+        if n > 0:
+            one[i - 1] = n
+        elif n < 0:
+            zero[24 - i] = -n
+    one[24], zero[24] = abs(points[25]), abs(points[0])
+    return {0: zero, 1: one}
+
+
+def _dice(d) -> tuple[int, int]:
+    a, b = int(d[0]), int(d[1])
+    if (a == 0) != (b == 0) or not (0 <= a <= 6 and 0 <= b <= 6):
+        raise ProtocolError(f"dice are two numbers from 1 to 6, or 0 0 before the roll; got {a} {b}")
+    return (a, b)
+
+
+def move_text(steps) -> str:
+    """A move as GNU Backgammon reads it from an external player: one from/to step per die,
+    highest starting point first, 25 for the bar and 0 for off ("" for no move).
+
+    >>> move_text([(6, 5), (8, 5)])
+    '8/5 6/5'
+    >>> move_text([(25, 22), (6, 0)])
+    '25/22 6/0'
+    """
+    return " ".join(f"{a}/{b}" for a, b in sorted(steps, reverse=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# answering
+
+
+class ExternalPlayer:
+    """Answers board lines with the bot's decisions; ``log`` (optional) is called with each
+    (line received, answer sent), e.g. to check afterwards what was played."""
+
+    def __init__(self, advisor: Advisor, *, jacoby: bool = True, log=None):
+        self.advisor = advisor
+        self.jacoby = jacoby
+        self.log = log
+        self._lock = threading.Lock()  # one decision at a time, whatever the connections
+
+    def answer(self, line: str) -> str:
+        """The reply to one line, without its newline. A line that cannot be read gets
+        ``Error: ...``, which GNU Backgammon prints before it stops asking this player."""
+        try:
+            req = interpret(parse_board(line), jacoby=self.jacoby)
+            with self._lock:
+                reply = self.decide(req)
+        except ValueError as e:
+            reply = f"Error: {e}"
+        if self.log is not None:
+            self.log(line, reply)
+        return reply
+
+    def decide(self, req: Request) -> str:
+        if req.kind == "take":
+            return "take" if self.advisor.wants_take(req.board, req.context) else "drop"
+        if req.kind == "cube":
+            return "double" if self.advisor.wants_double(req.board, req.context) else "roll"
+        choice = self.advisor.choose(req.board, *req.dice)
+        return "" if choice is None else move_text(choice[1])
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """One GNU Backgammon connection: a line in, a line out, until it hangs up."""
+
+    def handle(self) -> None:
+        player: ExternalPlayer = self.server.player
+        pending = b""
+        while True:
+            chunk = self.request.recv(MAX_LINE)
+            if not chunk:
+                return
+            pending += chunk
+            while b"\n" in pending:
+                raw, pending = pending.split(b"\n", 1)
+                pending = pending.lstrip(b"\x00")  # GNU Backgammon sends the string's NUL too
+                line = raw.decode("utf-8", "replace").strip("\x00").strip()
+                if line:
+                    self.request.sendall((player.answer(line) + "\n").encode())
+            if len(pending) > MAX_LINE:
+                self.request.sendall(b"Error: line too long\n")
+                return
+
+
+class ExternalServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    """A TCP server answering GNU Backgammon's external player lines with ``player``."""
+
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], player: ExternalPlayer):
+        super().__init__(address, _Handler)
+        self.player = player
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+
+def start_in_thread(player: ExternalPlayer, host: str = "127.0.0.1", port: int = 0) -> ExternalServer:
+    """Start a server in a background thread (``port`` 0 picks a free one: see ``.port``);
+    stop it with ``server.shutdown(); server.server_close()``."""
+    server = ExternalServer((host, port), player)
+    threading.Thread(target=server.serve_forever, name="bgnet-external", daemon=True).start()
+    return server
+
+
+def serve_main(argv: list[str]) -> int:
+    """``bgnet serve-external``."""
+    p = argparse.ArgumentParser(
+        prog="bgnet serve-external",
+        description="Play a bot inside GNU Backgammon as an external player: run this, then in "
+                    "GNU Backgammon 'set player 1 external localhost:PORT' and start a game.")
+    p.add_argument("--port", type=int, required=True, help="TCP port to listen on")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--bot", help="the bot (default: the bot shipped with bgnet); see bgnet play --help")
+    p.add_argument("--ply", type=int, help="search depth of a network bot (0, 1, 2) or gnubg")
+    p.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=True,
+                   help="money games use the Jacoby rule (GNU Backgammon's default: on)")
+    p.add_argument("--verbose", action="store_true", help="print every line received and answered")
+    a = p.parse_args(argv)
+    if not 0 < a.port < 65536:
+        p.error(f"--port must be from 1 to 65535; got {a.port}")
+    from bgnet.bots import load_bot
+    from bgnet.play.terminal import resolve_bot_spec
+
+    try:
+        bot = load_bot(resolve_bot_spec(a.bot, a.ply, print))
+    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
+        print(f"bgnet serve-external: {e}", file=sys.stderr)
+        return 2
+    log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
+    advisor = Advisor(bot)
+    try:
+        server = ExternalServer((a.host, a.port), ExternalPlayer(advisor, jacoby=a.jacoby, log=log))
+    except OSError as e:
+        print(f"bgnet serve-external: cannot listen on {a.host}:{a.port}: {e}", file=sys.stderr)
+        return 2
+    if advisor.note:
+        print(f"Note: {advisor.note}.")
+    print(f"{bot.name} is listening on {a.host}:{server.port}. In GNU Backgammon type:\n"
+          f"  set player 1 external {a.host}:{server.port}\n  new match 5\n"
+          "Stop with Ctrl-C.", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nStopped.")
+    finally:
+        server.server_close()
+    return 0
+
