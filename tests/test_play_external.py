@@ -20,8 +20,8 @@ from bgnet.engine.state import CENTERED
 from bgnet.formats.mat import load_mat
 from bgnet.formats.position_id import position_id
 from bgnet.play.advisor import Advisor
-from bgnet.play.external import (ExternalPlayer, ProtocolError, interpret, move_text, parse_board,
-                                 start_in_thread)
+from bgnet.play.external import (ExternalPlayer, ProtocolError, Seat, interpret, move_text,
+                                 parse_board, start_in_thread)
 
 GNUBG_PROGRAM = shutil.which("gnubg") or next(
     (p for p in ("/usr/games/gnubg", "/usr/local/games/gnubg") if Path(p).exists()), None)
@@ -35,23 +35,34 @@ OPENING = ("board:gnubg:root:0:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0
            ":1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:1")
 DOUBLED_P0 = ("board:root:gnubg:7:0:0:0:0:-1:-2:-2:2:4:0:2:0:1:1:-2:3:0:-1:1:-2:0:-5:0:1:0:0:0:0:1:0:0"
               ":0:0:1:1:1:1:1:-1:0:25:0:0:0:0:0:0:0:1")
+# Player 0 external, asked before rolling: it owns the cube at 2 (it took a double).
+OWNED_P0 = ("board:gnubg:root:7:0:0:0:0:-1:-2:-2:2:4:2:2:0:0:0:-2:3:0:-1:1:-2:0:-5:0:1:0:0:0:0:-1:0"
+            ":0:0:0:2:0:1:0:1:-1:0:25:0:0:0:0:0:0:0:1")
+# Player 1 external doubled at the cube of 1; GNU Backgammon (player 0) beavered: the cube is at 2,
+# player 0's, and player 1 is asked.
+BEAVERED_P1 = ("board:gnubg:root:0:0:0:0:-1:-1:0:0:0:5:0:3:0:0:0:-4:5:-1:0:0:-3:0:-5:0:0:0:0:2:0:1:0"
+               ":0:0:0:2:0:1:1:1:-1:0:25:0:0:0:0:0:0:0:1")
 DOUBLED_P1 = ("board:root:gnubg:5:2:1:0:-1:-1:-1:2:0:4:0:3:-1:0:2:-1:2:0:0:1:-2:-3:-3:-2:0:0:0:0:1:-1"
               ":0:0:0:0:1:1:1:1:1:-1:0:25:0:0:0:0:0:0:0:1")
 
 
 def gnubg_line(sides: dict[int, np.ndarray], on_roll: int, *, dice=(0, 0), cube=1, owner=CENTERED,
-               doubled=False, score=(0, 0), length=0, names=("zero", "one")) -> str:
-    """A board line the way GNU Backgammon 1.07 writes it to an external player (see
-    bgnet.play.external): player 1's checkers positive on its own points, player 0's negative
-    from the other end; names and scores of player 0 first unless a double is offered."""
+               doubled=False, asked=None, score=(0, 0), length=0, names=("zero", "one")) -> str:
+    """A board line the way GNU Backgammon 1.07 writes it to the ``asked`` player (by default
+    the player on roll, or its opponent when ``doubled``): player 1's checkers positive on its own
+    points, player 0's negative from the other end; names and scores of player ``asked ^
+    on_roll`` first; may-double flags "owner is not 0", "owner is not 1"."""
+    if asked is None:
+        asked = 1 - on_roll if doubled else on_roll
     pts = [0] * 26
     pts[0], pts[25] = -int(sides[0][24]), int(sides[1][24])
     for i in range(1, 25):
         pts[i] = int(sides[1][i - 1]) or -int(sides[0][24 - i])
-    first, second = (1, 0) if doubled else (0, 1)
+    first = asked ^ on_roll
+    second = 1 - first
     off = [15 - int(sides[p].sum()) for p in (1, 0)]
     values = ([length, score[first], score[second]] + pts + [1 if on_roll == 1 else -1]
-              + [dice[0], dice[1], dice[0], dice[1], cube, int(owner != 1), int(owner != 0),
+              + [dice[0], dice[1], dice[0], dice[1], cube, int(owner != 0), int(owner != 1),
                  int(doubled), 1, -1, 0, 25, off[0], off[1], 0, 0, 0, 0, 0, 1])
     return "board:" + f"{names[first]}:{names[second]}:" + ":".join(map(str, values))
 
@@ -85,6 +96,22 @@ def test_interpret_real_lines():
     # While a double waits the first score is player 1's: GNU Backgammon had 1, the external 2.
     assert req.context.score == (1, 2) and req.context.player_on_roll == 0
 
+    req = interpret(parse_board(OWNED_P0))
+    assert (req.kind, req.player, req.context.cube_value, req.context.cube_owner) == ("cube", 0, 2, 0)
+    assert req.context.may_double(0)
+
+    # A beaver looks like a double offered to the player on roll: known only from the seat.
+    assert interpret(parse_board(BEAVERED_P1)).kind == "take"
+    req = interpret(parse_board(BEAVERED_P1), player=1)
+    assert (req.kind, req.player, req.context.cube_value, req.context.cube_owner) == ("beaver", 1, 2, 0)
+
+
+def test_beaver_is_taken_once_the_seat_is_known():
+    player = ExternalPlayer(Advisor(load_bot("random:1"), judge=None))
+    seat = Seat()
+    assert player.answer(OPENING, seat).count("/") == 2 and seat.player == 1
+    assert player.answer(BEAVERED_P1, seat) == "take"
+
 
 @pytest.mark.parametrize("seed", range(4))
 def test_round_trip_through_gnubg_lines(seed):
@@ -107,15 +134,16 @@ def test_round_trip_through_gnubg_lines(seed):
     owner = int(rng.integers(-1, 2))
     cube = 1 if owner == CENTERED else 2 ** int(rng.integers(1, 4))
     score = (int(rng.integers(0, 9)), int(rng.integers(0, 9)))
-    for doubled, dice in ((False, (0, 0)), (False, (5, 3)), (True, (0, 0))):
-        line = gnubg_line(sides, p, dice=dice, cube=cube, owner=owner, doubled=doubled,
+    cases = [("cube", (0, 0), p), ("move", (5, 3), p), ("take", (0, 0), 1 - p), ("beaver", (0, 0), p)]
+    for kind, dice, asked in cases:
+        doubled = kind in ("take", "beaver")
+        line = gnubg_line(sides, p, dice=dice, cube=cube, owner=owner, doubled=doubled, asked=asked,
                           score=score, length=9)
-        req = interpret(parse_board(line))
-        assert req.kind == ("take" if doubled else "move" if dice[0] else "cube")
-        assert req.player == (1 - p if doubled else p)
+        req = interpret(parse_board(line), player=asked)
+        assert (req.kind, req.player, req.dice) == (kind, asked, dice)
         assert np.array_equal(req.board, game.board_for(p))  # the player on roll's view
         assert (req.context.cube_value, req.context.cube_owner) == (cube, owner)
-        assert req.context.score == score and req.dice == dice
+        assert req.context.score == score and req.context.player_on_roll == p
 
 
 @pytest.mark.parametrize("line, words", [
@@ -262,6 +290,35 @@ def test_gnubg_plays_a_match_against_the_server(player, seed, tmp_path):
     recorded, recorded_cube = _recorded_moves(record, player)
     assert len(sent) > 10 and sent == recorded
     assert sent_cube == recorded_cube
+
+
+class AlwaysDoubles(Advisor):
+    """Doubles whenever it may: GNU Backgammon answers the worst of these with a beaver."""
+
+    def wants_double(self, board, ctx):
+        return True
+
+
+@needs_program
+def test_gnubg_beavers_are_taken():
+    pytest.importorskip("gnubg_nn")
+    log = []
+    server = start_in_thread(ExternalPlayer(AlwaysDoubles(load_bot("gnubg:0")),
+                                            log=lambda line, reply: log.append((line, reply))))
+    commands = (f"set seed 5\nset player 0 gnubg\nset player 0 chequerplay evaluation plies 0\n"
+                f"set player 0 cubedecision evaluation plies 0\n"
+                f"set player 1 external 127.0.0.1:{server.port}\n" + "new game\n" * 2)
+    try:
+        run = subprocess.run([GNUBG_PROGRAM, "-t", "-q"], input=commands, capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        server.shutdown()
+        server.server_close()
+    beavers = run.stdout.count("accepts and immediately redoubles")
+    assert beavers >= 1, run.stdout[-3000:]
+    doubled_on_roll = [reply for line, reply in log
+                       if parse_board(line).doubled and parse_board(line).turn == 1]
+    assert doubled_on_roll == ["take"] * beavers  # the external player is 1: on roll when beavered
 
 
 def test_serve_external_command(tmp_path):

@@ -4,7 +4,7 @@ In GNU Backgammon, ``set player 1 external localhost:PORT`` hands that player's 
 program listening on the port. GNU Backgammon connects, and whenever that player must act it
 sends one line, a FIBS "boardstyle 3" board state followed by a newline (and a NUL byte)::
 
-    board:P0:P1:LENGTH:S0:S1:BAR:p1:...:p24:BAR:TURN:D1:D2:D1:D2:CUBE:MAY0:MAY1:DOUBLED:
+    board:P0:P1:LENGTH:S0:S1:BAR:p1:...:p24:BAR:TURN:D1:D2:D1:D2:CUBE:MAY1:MAY0:DOUBLED:
         COLOUR:DIRECTION:HOME:BAR:OFF+:OFF-:ONBAR+:ONBAR-:CANMOVE:FORCED:CRAWFORD:REDOUBLES
 
 and reads back one line:
@@ -20,11 +20,18 @@ How GNU Backgammon (1.07) fills the fields, as this module reads them: the board
 1's side (``COLOUR`` 1, ``DIRECTION`` -1): the positive counts are player 1's checkers on its
 points 1-24, the negative ones player 0's (so player 0's own point ``p`` is position ``25 - p``);
 player 0's bar is position 0, player 1's position 25. ``TURN`` is 1 when player 1 is on roll (or
-doubled), -1 for player 0; while a double waits (``DOUBLED`` non-zero) the player asked is the
-other one. The names and scores are player 0's then player 1's, except while a double waits,
-when player 1's come first. ``MAY0``/``MAY1`` say whether players 0 and 1 may double: both while
-the cube is centred, only the owner once it is turned. The match length is 0 for money play.
-GNU Backgammon handles resignations itself and never asks the external player about them.
+is the doubler), -1 for player 0; while a double waits (``DOUBLED`` non-zero) the player asked is
+the other one. The names and scores are player 0's then player 1's, except while a double waits
+for its answer, when player 1's come first. ``MAY1``/``MAY0`` (in that order, as FIBS gives the
+positive side's first) say whether players 1 and 0 may double: both while the cube is centred,
+only the owner once it is turned. The match length is 0 for money play.
+
+A *beaver* (in money play GNU Backgammon may take a double and redouble at once, keeping the
+cube) comes back as a
+double offered to the original doubler, the player on roll: the rules do not let a beaver be
+refused, so it is always taken. Seeing it needs to know which player the connection plays, which
+the first line that is not a double answer tells. Resignations GNU Backgammon settles itself; it
+never asks the external player.
 
 Decisions are the bot's (:class:`~bgnet.play.advisor.Advisor`): its move, and the cube by
 :func:`bgnet.cube.decide_context`; the Crawford game never reaches the cube questions, since
@@ -114,10 +121,11 @@ def parse_board(line: str) -> FibsBoard:
 class Request:
     """What GNU Backgammon asks, from the asked player's side.
 
-    ``kind`` is "move", "cube" (roll or double) or "take" (answer a double). ``player`` is the
-    asked player's number in GNU Backgammon (0 or 1). ``board`` is ``[opponent, player]`` for a
-    move or a cube decision; for "take" it is the doubler's view ``[player, doubler]``.
-    ``context`` has the doubler (or the asked player) on roll, the cube before any double, and
+    ``kind`` is "move", "cube" (roll or double), "take" (answer a double) or "beaver" (the
+    opponent took the player's double and redoubled at once). ``player`` is the asked player's
+    number in GNU Backgammon (0 or 1). ``board`` is the view of the player on roll, ``[opponent,
+    on roll]``: the asked player's own, except for "take", where it is the doubler's.
+    ``context`` has that player on roll, the cube as it stands (before the double offered), and
     the score as (player 0, player 1).
     """
 
@@ -128,10 +136,11 @@ class Request:
     context: MatchContext
 
 
-def interpret(fb: FibsBoard, *, jacoby: bool = True) -> Request:
+def interpret(fb: FibsBoard, *, jacoby: bool = True, player: int | None = None) -> Request:
     """The decision a board line asks for, as GNU Backgammon writes it (see the module
     docstring). ``jacoby``: money play with the Jacoby rule (GNU Backgammon's default; the line
-    does not say)."""
+    does not say). ``player``: the number of the player this connection plays, when known; it
+    tells a beaver from a double to answer."""
     if fb.colour != 1 or fb.direction != -1:
         raise ProtocolError(f"expected GNU Backgammon's colour 1 and direction -1; got "
                             f"{fb.colour} and {fb.direction}")
@@ -139,9 +148,11 @@ def interpret(fb: FibsBoard, *, jacoby: bool = True) -> Request:
         raise ProtocolError(f"the turn field is 1 or -1 while a game is played; got {fb.turn}")
     sides = _sides(fb.points)
     on_roll = 1 if fb.turn == 1 else 0
-    asked = on_roll if not fb.doubled else 1 - on_roll
-    score = fb.score if not fb.doubled else (fb.score[1], fb.score[0])
-    owner = CENTERED if fb.may_double[0] and fb.may_double[1] else 0 if fb.may_double[0] else 1
+    beaver = bool(fb.doubled) and player == on_roll
+    asked = 1 - on_roll if fb.doubled and not beaver else on_roll
+    score = fb.score if asked == on_roll else (fb.score[1], fb.score[0])
+    one_may, zero_may = fb.may_double
+    owner = CENTERED if one_may and zero_may else 1 if one_may else 0
     cube = fb.cube
     if cube < 1 or cube & (cube - 1):
         raise ProtocolError(f"the cube is a power of two; got {cube}")
@@ -154,7 +165,7 @@ def interpret(fb: FibsBoard, *, jacoby: bool = True) -> Request:
                        match_length=length, score=score, jacoby=jacoby and not length)
     board = as_board(np.stack([sides[1 - on_roll], sides[on_roll]]))  # the player on roll's view
     if fb.doubled:
-        return Request("take", asked, board, (0, 0), ctx)
+        return Request("beaver" if beaver else "take", asked, board, (0, 0), ctx)
     if fb.dice[0] == 0:
         return Request("cube", asked, board, (0, 0), ctx)
     return Request("move", asked, board, _dice(fb.dice), ctx)
@@ -207,11 +218,15 @@ class ExternalPlayer:
         self.log = log
         self._lock = threading.Lock()  # one decision at a time, whatever the connections
 
-    def answer(self, line: str) -> str:
-        """The reply to one line, without its newline. A line that cannot be read gets
+    def answer(self, line: str, seat: Seat | None = None) -> str:
+        """The reply to one line, without its newline. ``seat`` remembers, for one connection,
+        which player it plays (learnt from the lines). A line that cannot be read gets
         ``Error: ...``, which GNU Backgammon prints before it stops asking this player."""
+        seat = seat if seat is not None else Seat()
         try:
-            req = interpret(parse_board(line), jacoby=self.jacoby)
+            req = interpret(parse_board(line), jacoby=self.jacoby, player=seat.player)
+            if req.kind in ("move", "cube"):
+                seat.player = req.player
             with self._lock:
                 reply = self.decide(req)
         except ValueError as e:
@@ -221,6 +236,9 @@ class ExternalPlayer:
         return reply
 
     def decide(self, req: Request) -> str:
+        """The reply to a request: a move, roll/double or take/drop."""
+        if req.kind == "beaver":
+            return "take"  # the rules let nobody refuse a beaver
         if req.kind == "take":
             return "take" if self.advisor.wants_take(req.board, req.context) else "drop"
         if req.kind == "cube":
@@ -229,11 +247,19 @@ class ExternalPlayer:
         return "" if choice is None else move_text(choice[1])
 
 
+class Seat:
+    """Which player (0 or 1) a connection plays, once a line has shown it."""
+
+    def __init__(self):
+        self.player: int | None = None
+
+
 class _Handler(socketserver.StreamRequestHandler):
     """One GNU Backgammon connection: a line in, a line out, until it hangs up."""
 
     def handle(self) -> None:
         player: ExternalPlayer = self.server.player
+        seat = Seat()
         pending = b""
         while True:
             chunk = self.request.recv(MAX_LINE)
@@ -245,7 +271,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 pending = pending.lstrip(b"\x00")  # GNU Backgammon sends the string's NUL too
                 line = raw.decode("utf-8", "replace").strip("\x00").strip()
                 if line:
-                    self.request.sendall((player.answer(line) + "\n").encode())
+                    self.request.sendall((player.answer(line, seat) + "\n").encode())
             if len(pending) > MAX_LINE:
                 self.request.sendall(b"Error: line too long\n")
                 return
