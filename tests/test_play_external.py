@@ -290,6 +290,13 @@ def test_gnubg_plays_a_match_against_the_server(player, seed, tmp_path):
     recorded, recorded_cube = _recorded_moves(record, player)
     assert len(sent) > 10 and sent == recorded
     assert sent_cube == recorded_cube
+    # What the server read of the cube and the score agrees with GNU Backgammon's game: it is
+    # asked to double only when it may, and every score it saw is the score of a game played.
+    requests = [interpret(parse_board(line)) for line, _ in log]
+    assert all(r.player == player for r in requests)
+    assert all(r.context.may_double(player) for r in requests if r.kind == "cube")
+    assert all(r.context.cube_owner != player for r in requests if r.kind == "take")
+    assert {r.context.score for r in requests} <= {g.score for g in record.games}
 
 
 class AlwaysDoubles(Advisor):
