@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bgnet.bots.base import Bot
-from bgnet.engine.board import game_result, start_position
+from bgnet.engine.board import game_result
 from bgnet.engine.movegen import generate
 from bgnet.engine.notation import format_move
 from bgnet.engine.state import MatchContext
@@ -38,12 +38,14 @@ class RankedMove:
 
 
 def can_evaluate(bot: Bot) -> bool:
-    """Whether ``bot`` gives probabilities for positions (not only moves)."""
-    try:
-        p = np.asarray(bot.evaluate(start_position()[None]), np.float64)
-    except NotImplementedError:
-        return False
-    return p.shape == (1, 5)
+    """Whether ``bot`` gives probabilities for positions (not only moves): its class has its own
+    ``evaluate`` (asking it would cost a search at the bot's depth).
+
+    >>> from bgnet.bots.simple import RandomBot
+    >>> can_evaluate(RandomBot(1))
+    False
+    """
+    return type(bot).evaluate is not Bot.evaluate
 
 
 class Advisor:

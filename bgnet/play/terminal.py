@@ -313,11 +313,11 @@ class PlaySession:
             advice = {"no_double": "no double: roll", "too_good": "too good to double: play on",
                       "double_take": "double (it is a take)", "double_pass": "double (it is a pass)"}
             self.write(f"{self._judge_name()} says: {advice[d.action]}.")
-        self.write(f"  cubeful {ctx_note} equity: no double {d.no_double:+.3f}, double/take "
-                   f"{_num(d.double_take)}, double/pass {_num(d.double_pass)}")
-        probs = self.advisor.probabilities(game.board)
         who = self.bot_name if doubled else "you"
-        self.write(f"  for {who} (on roll): {_stats(tuple(probs), None)}")
+        self.write(f"  cubeful {ctx_note} equity for {who} (on roll): no double {d.no_double:+.3f}, "
+                   f"double/take {_num(d.double_take)}, double/pass {_num(d.double_pass)}")
+        probs = self.advisor.probabilities(game.board)
+        self.write(f"  {_stats(tuple(probs), None)}")
 
     def _judge_name(self) -> str:
         judge = self.advisor.judge
