@@ -16,8 +16,6 @@ from bgnet.train.app import CONFIG_DIR
 from bgnet.train.config import ConfigError
 from bgnet.train.distributed import SelfPlayWorker, ray_settings, train_distributed
 
-ray = pytest.importorskip("ray")
-
 
 def config(*overrides):
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
@@ -77,6 +75,7 @@ def test_ray_settings_defaults_and_errors():
 
 @pytest.fixture(scope="module")
 def local_ray():
+    ray = pytest.importorskip("ray")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
@@ -92,6 +91,7 @@ def killed_run(local_ray, tmp_path_factory):
     return run_dir, train_distributed(cfg, run_dir, progress=False)
 
 
+@pytest.mark.slow
 def test_killed_worker_is_replaced_and_the_run_finishes(killed_run):
     run_dir, s = killed_run
     assert s["games"] >= 200 and s["workers"] == 1
@@ -111,6 +111,7 @@ def test_killed_worker_is_replaced_and_the_run_finishes(killed_run):
     assert (run_dir / "summary.json").exists()
 
 
+@pytest.mark.slow
 def test_resume_continues_from_the_checkpoint(killed_run, tmp_path):
     run_dir, first = killed_run
     total = first["games"] + 80
