@@ -64,7 +64,9 @@ class FibsBoard:
     """The fields of a FIBS board line as written (no interpretation).
 
     ``points`` has 26 entries: positions 0 and 25 are the bars, 1..24 the points, positive for
-    one colour and negative for the other.
+    one colour and negative for the other. Pairs are in the order written: ``score`` and the
+    names follow GNU Backgammon's order (see the module docstring), ``may_double`` FIBS's
+    (the positive side first).
     """
 
     player: str
