@@ -88,13 +88,26 @@ def restore_rng(rng: np.random.Generator, state: dict) -> None:
 
 
 class Learner:
-    """One minibatch update on (positions, target probabilities)."""
+    """One minibatch update on (positions, target probabilities).
 
-    def __init__(self, net, optimizer, loss: str, device: str):
+    ``fast_cpu``: on the CPU with the mse loss, run the update in compiled code
+    (:class:`bgnet.nn.fast.FastLearner`: the same step, in place, and the optimizer's state kept
+    in torch's format) when the net and optimizer allow it; ``self.fast`` is None otherwise.
+    """
+
+    def __init__(self, net, optimizer, loss: str, device: str, fast_cpu: bool = False):
         self.net, self.opt, self.loss, self.device = net, optimizer, loss, device
         self.split = isinstance(net, SplitValueNet)
+        self.fast = None
+        if fast_cpu and str(device) == "cpu":
+            from bgnet.nn.fast import FastLearner, learner_unsupported
+
+            if learner_unsupported(net, optimizer, loss) is None:
+                self.fast = FastLearner(net, optimizer)
 
     def update(self, boards: np.ndarray, targets: np.ndarray) -> float:
+        if self.fast is not None:
+            return self.fast.update(boards, targets)
         x = torch.from_numpy(encode(boards, self.net.encoding)).to(self.device)
         y = torch.from_numpy(targets).to(self.device)
         args = (x, torch.from_numpy(race_mask(boards)).to(self.device)) if self.split else (x,)
@@ -202,7 +215,8 @@ def train(cfg: DictConfig, run_dir: str | os.PathLike, progress: bool | None = N
 
         online = OnlineTD(net, cfg, rng, device)
     else:
-        learner = Learner(net, opt, cfg.train.loss, device)
+        learner = Learner(net, opt, cfg.train.loss, device,
+                          fast_cpu=bool(cfg.train.get("fast_cpu", False)))
         pool = SelfPlayPool(NetEvaluator(net, device), cfg.train.parallel_games, rng,
                             lam=cfg.train.lam, max_plies=cfg.train.max_plies,
                             epsilon=cfg.train.epsilon)
