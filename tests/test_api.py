@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import bgnet.engine as engine
+from bgnet.engine.sampling import sample_positions
 from bgnet.cli import main
 from bgnet.engine import board_from_position_id, legal_moves, position_id
 from bgnet.engine.board import game_result, start_position, swap
@@ -30,18 +31,8 @@ def against_reference(f):
 
 def selfplay_positions(seed: int, n: int) -> list[tuple[np.ndarray, int, int]]:
     """(position, d1, d2) met in random self-play, restarting after each game."""
-    rng = np.random.default_rng(seed)
-    out, board = [], start_position()
-    while len(out) < n:
-        d1, d2 = (int(d) for d in rng.integers(1, 7, 2))
-        out.append((board.copy(), d1, d2))
-        after, _ = generate(board, d1, d2)
-        if len(after) == 0:
-            board = swap(board)
-            continue
-        a = after[rng.integers(len(after))]
-        board = start_position() if game_result(a) else swap(a)
-    return out
+    boards, dice = sample_positions(n, seed=seed)
+    return [(b, int(d[0]), int(d[1])) for b, d in zip(boards, dice)]
 
 
 def gnubg_moves(board: np.ndarray, d1: int, d2: int) -> dict[str, str]:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bgnet.engine.sampling import sample_positions
 from bgnet.engine import board_from_position_id, position_id
 from bgnet.engine.board import game_result, start_position, swap
 from bgnet.engine.movegen import generate
@@ -27,17 +28,7 @@ def against_reference(f):
 
 def selfplay_positions(seed: int, n: int) -> list[np.ndarray]:
     """Positions met in random self-play (random legal moves), restarting after each game."""
-    rng = np.random.default_rng(seed)
-    out, board = [], start_position()
-    while len(out) < n:
-        out.append(board.copy())
-        after, _ = generate(board, *(int(d) for d in rng.integers(1, 7, 2)))
-        if len(after) == 0:
-            board = swap(board)
-            continue
-        a = after[rng.integers(len(after))]
-        board = start_position() if game_result(a) else swap(a)
-    return out
+    return list(sample_positions(n, seed=seed)[0])
 
 
 def raw_id(counts, extra_bits=()) -> str:

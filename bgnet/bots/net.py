@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
+from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import flip, terminal_probs_batch
@@ -39,35 +40,6 @@ def __getattr__(name):
 # The 21 distinct rolls and their weights out of 36.
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
-
-
-@njit(cache=True)
-def segment_argmax(values, offsets):
-    """Index (into ``values``) of the largest value of each segment ``offsets[i]:offsets[i+1]``."""
-    n = offsets.shape[0] - 1
-    out = np.empty(n, np.int64)
-    for i in range(n):
-        lo, hi = offsets[i], offsets[i + 1]
-        best = lo
-        for j in range(lo + 1, hi):
-            if values[j] > values[best]:
-                best = j
-        out[i] = best
-    return out
-
-
-@njit(cache=True)
-def segment_max(values, offsets):
-    n = offsets.shape[0] - 1
-    out = np.empty(n, values.dtype)
-    for i in range(n):
-        lo, hi = offsets[i], offsets[i + 1]
-        m = values[lo]
-        for j in range(lo + 1, hi):
-            if values[j] > m:
-                m = values[j]
-        out[i] = m
-    return out
 
 
 def money_equity(p: np.ndarray) -> np.ndarray:

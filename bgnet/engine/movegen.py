@@ -153,7 +153,14 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
                     child[depth] = 0
                     continue
                 # A full-length sequence: record it, then undo its last step below.
-                out_n = _record(me, opp, h, depth, 0, src_at, dst_at, out_boards, out_moves,
+                record, die_used = True, 0
+            else:
+                # No step at this depth: the sequence so far is terminal. Only one-die plays of
+                # a non-double need to remember which die they used.
+                record = child[depth] == 0 and depth >= max_depth
+                die_used = dice[0] if (depth == 1 and not doubles) else 0
+            if record:
+                out_n = _record(me, opp, h, depth, die_used, src_at, dst_at, out_boards, out_moves,
                                 out_depth, out_die, out_key, out_n, tkey, tidx, tstamp, stamp)
                 if out_n < 0:
                     return -1
@@ -161,22 +168,8 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
                 if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
                     tkey, tidx, tstamp = _large_tables()
                     _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
-            else:
-                # No step at this depth: the sequence so far is terminal.
-                if child[depth] == 0 and depth >= max_depth:
-                    # Only one-die plays of a non-double need to remember which die they used.
-                    die_used = dice[0] if (depth == 1 and not doubles) else 0
-                    out_n = _record(me, opp, h, depth, die_used, src_at, dst_at, out_boards,
-                                    out_moves, out_depth, out_die, out_key, out_n, tkey, tidx,
-                                    tstamp, stamp)
-                    if out_n < 0:
-                        return -1
-                    max_depth = depth
-                    if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
-                        tkey, tidx, tstamp = _large_tables()
-                        _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
-                if depth == 0:
-                    break
+            if not found and depth == 0:
+                break
             # Undo the step at depth - 1 and continue scanning that depth.
             depth -= 1
             s = src_at[depth]
