@@ -201,11 +201,14 @@ def batches():
     return [(pos[i:i + 64], targets[i:i + 64]) for i in range(0, len(pos), 64)]
 
 
-@pytest.mark.parametrize("encoding,hidden,kind", [
-    ("tesauro", [80], "adam"), ("extended", [40, 20], "adam"), ("tesauro", [32, 16], "adam_wd"),
-    ("tesauro", [80], "sgd"), ("extended", [24], "sgd_momentum")])
-def test_updates_match_torch(encoding, hidden, kind, batches):
-    ref = ValueNet(encoding, hidden)
+@pytest.mark.parametrize("encoding,hidden,activation,kind", [
+    ("tesauro", [80], "sigmoid", "adam"), ("extended", [40, 20], "sigmoid", "adam"),
+    ("tesauro", [32, 16], "sigmoid", "adam_wd"), ("tesauro", [80], "sigmoid", "sgd"),
+    ("extended", [24], "sigmoid", "sgd_momentum"), ("tesauro", [24, 12], "tanh", "adam"),
+    ("tesauro", [24, 12], "relu", "adam")])
+def test_updates_match_torch(encoding, hidden, activation, kind, batches):
+    torch.manual_seed(2)
+    ref = ValueNet(encoding, hidden, activation)
     net = copy.deepcopy(ref)
     ref_opt = make_optimizer(ref, kind)
     learner = FastLearner(net, make_optimizer(net, kind))
