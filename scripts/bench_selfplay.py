@@ -47,8 +47,9 @@ def training_rate(mode: str, games: int, device: str, parallel: int, threads: in
 def inference_rate(games: int, device: str, parallel: int) -> float:
     net = ValueNet("tesauro", 80).to(device)
     pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0))
-    for _ in range(3):
-        pool.step()  # compile and warm up
+    warm = 0
+    while warm < 200:  # compile every kernel (pool refills too) before timing
+        warm += len(pool.step().results)
     done = 0
     t = time.perf_counter()
     while done < games:

@@ -258,7 +258,7 @@ def max_difference(net, bot_path: str | os.PathLike, positions: int = 10000, see
     boards, dice = sample_positions(positions, seed=seed)
     after = generate_batch(boards, dice)[0]
     after = after[:: max(1, len(after) // positions)][:positions]
-    torch_eval, onnx_eval = NetEvaluator(net), OnnxEvaluator(bot_path)
+    torch_eval, onnx_eval = NetEvaluator(net, fast=False), OnnxEvaluator(bot_path)
     return {
         "positions": float(np.abs(torch_eval.positions(boards) - onnx_eval.positions(boards)).max()),
         "afterstates": float(np.abs(torch_eval.afterstates(after) - onnx_eval.afterstates(after)).max()),

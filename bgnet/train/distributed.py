@@ -378,7 +378,8 @@ class _DistributedRun:
             self._resume(cfg.resume)
         OmegaConf.save(cfg, run_dir / "config.yaml")
         self.total = int(cfg.train.games)
-        self.learner = Learner(self.net, self.opt, cfg.train.loss, self.device)
+        self.learner = Learner(self.net, self.opt, cfg.train.loss, self.device,
+                               fast_cpu=bool(cfg.train.get("fast_cpu", False)))
         self.stats = _Stats()
         self.buf: list[FinishedGames] = []
         self.buffered = 0
