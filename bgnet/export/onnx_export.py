@@ -28,6 +28,8 @@ equity table and cube efficiencies for cube decisions), ``exported`` (UTC date a
 """
 from __future__ import annotations
 
+from bgnet.atomic import write_atomic
+
 import argparse
 import datetime
 import json
@@ -211,20 +213,7 @@ def default_metadata(net, data: dict, source: str | os.PathLike | None = None) -
 
 
 def _write_atomic(path: Path, payload: bytes) -> None:
-    """Temporary file in the target's directory, flushed, then renamed over the target: a crash
-    leaves the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, payload)
 
 
 def export_onnx(checkpoint_path: str | os.PathLike, out_path: str | os.PathLike,

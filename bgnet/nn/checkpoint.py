@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import torch
+
+from bgnet.atomic import write_atomic
 
 FORMAT = "bgnet-checkpoint"
 VERSION = 1
@@ -36,30 +37,7 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
     data["format"], data["version"] = FORMAT, VERSION
     buf = io.BytesIO()
     torch.save(data, buf)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    return write_atomic(path, buf.getvalue())
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
