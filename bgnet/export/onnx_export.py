@@ -35,7 +35,6 @@ import datetime
 import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
