@@ -33,7 +33,8 @@ def base_config(**over):
     return cfg
 
 
-def training_rate(mode: str, games: int, device: str, parallel: int, threads: int) -> float:
+def training_rate(mode: str, games: int, device: str, parallel: int, threads: int,
+                  keep: list | None = None) -> float:
     cfg = base_config(**{"train.mode": mode, "train.games": games, "device": device,
                          "train.parallel_games": parallel, "train.threads": threads,
                          "eval.every": 0, "eval.final_games": 0, "progress": "false",
@@ -41,11 +42,17 @@ def training_rate(mode: str, games: int, device: str, parallel: int, threads: in
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         summary = train(cfg, d, progress=False)
-        return summary["games"] / (time.perf_counter() - t)
+        rate = summary["games"] / (time.perf_counter() - t)
+        if keep is not None:
+            from bgnet.nn.checkpoint import load_net
+
+            keep.append(load_net(f"{d}/checkpoints/latest.pt", device=device)[0])
+        return rate
 
 
-def inference_rate(games: int, device: str, parallel: int) -> float:
-    net = ValueNet("tesauro", 80).to(device)
+def inference_rate(games: int, device: str, parallel: int, net=None) -> float:
+    # A trained net: an untrained one plays aimless games several times longer than real ones.
+    net = (net or ValueNet("tesauro", 80)).to(device)
     pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0))
     warm = 0
     while warm < 200:  # compile every kernel (pool refills too) before timing
@@ -68,9 +75,10 @@ def main() -> int:
     a = ap.parse_args()
     set_threads(a.threads)
     print(f"device {a.device}, torch threads {torch.get_num_threads()}, {a.parallel} games in flight")
-    inf = inference_rate(a.inference_games, a.device, a.parallel)
-    print(f"inference-only self-play : {inf:9.0f} games/s")
-    bat = training_rate("batched", a.batched_games, a.device, a.parallel, a.threads)
+    trained: list = []
+    bat = training_rate("batched", a.batched_games, a.device, a.parallel, a.threads, keep=trained)
+    inf = inference_rate(a.inference_games, a.device, a.parallel, net=trained[0])
+    print(f"inference-only self-play : {inf:9.0f} games/s  (the net just trained)")
     print(f"training, batched mode   : {bat:9.0f} games/s  (goal >= 500 on a 2-core CPU machine, "
           f">= 10,000 on one GPU machine)")
     onl = training_rate("online", a.online_games, a.device, a.parallel, a.threads)
