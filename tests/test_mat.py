@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bgnet.engine.sampling import apply_steps
 from bgnet.engine.game import Match, MatchRecord, play_random_game
 from bgnet.formats.mat import load_mat, read_mat, save_mat, write_mat
 from bgnet.formats.position_id import position_id
@@ -125,15 +126,7 @@ def test_hand_written_file():
 
 def _after(action) -> np.ndarray:
     """The position after a move, ``[opponent, mover]``, hits included."""
-    board = action.board.astype(np.int8).copy()
-    for a, b in action.steps:
-        board[1, a - 1] -= 1
-        if b:
-            board[1, b - 1] += 1
-            if board[0, 24 - b] == 1:
-                board[0, 24 - b] = 0
-                board[0, 24] += 1
-    return board
+    return apply_steps(action.board.astype(np.int8), action.steps)
 
 
 @pytest.mark.parametrize("text, words", [

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 
+from bgnet.engine.sampling import apply_steps
 from bgnet.bots import load_bot
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
@@ -80,15 +81,8 @@ def follow_hints(person: Person, prompt: str) -> str:
 
 
 def _after(action) -> np.ndarray:
-    board = action.board.astype(np.int8).copy()
-    for a, b in action.steps:
-        board[1, a - 1] -= 1
-        if b:
-            board[1, b - 1] += 1
-            if board[0, 24 - b] == 1:
-                board[0, 24 - b] = 0
-                board[0, 24] += 1
-    return board
+    """The position after a move, ``[opponent, mover]``, hits included."""
+    return apply_steps(action.board.astype(np.int8), action.steps)
 
 
 def moves_of(record) -> list:
