@@ -8,9 +8,10 @@ obtained by playing those steps on the board (compiled, for the whole batch at o
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from bgnet.bots.base import Bot
+from bgnet.engine.sampling import play_steps  # noqa: F401  (re-exported)
+from bgnet.nn.probs import equity
 
 MISSING_REFERENCE = (
     "the gnubg opponents need GNU Backgammon's Python packages: pip install 'bgnet[ref]'"
@@ -27,34 +28,6 @@ def import_gnubg_nn():
     except ImportError as e:
         raise ImportError(MISSING_REFERENCE) from e
     return gnubg_nn
-
-
-@njit(cache=True)
-def play_steps(boards, steps):
-    """Afterstates ``[opponent, mover_after]`` of playing ``steps[n]`` on ``boards[n]``.
-
-    Steps are (from, to) pairs in GNU Backgammon's numbering from the mover's view (25 = bar,
-    0 = off), padded with -1, one pair per die, as the reference programs report them. A blot on
-    the landing point is hit (sent to the opponent's bar).
-    """
-    n = boards.shape[0]
-    out = boards.copy()
-    for r in range(n):
-        for k in range(steps.shape[1]):
-            frm = steps[r, k, 0]
-            to = steps[r, k, 1]
-            if frm < 0:
-                break
-            if frm < 1 or frm > 25 or to < 0 or to > 24 or out[r, 1, frm - 1] <= 0:
-                raise ValueError("a reference program reported a step from an empty or unknown point")
-            out[r, 1, frm - 1] -= 1
-            if to > 0:
-                out[r, 1, to - 1] += 1
-                j = 24 - to  # my index to - 1 is the opponent's index 23 - (to - 1)
-                if out[r, 0, j] == 1:
-                    out[r, 0, j] = 0
-                    out[r, 0, 24] += 1
-    return out
 
 
 def _check_batch(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,8 +94,6 @@ class GnubgBot(Bot):
         return np.array([probs(b, self.ply) for b in boards.tolist()], dtype=np.float64).reshape(-1, 5)
 
 
-def money_equity(probs: np.ndarray) -> np.ndarray:
-    """Cubeless money equity E = 2w - 1 + wg - lg + wbg - lbg of gnubg-ordered probabilities
-    (win, win gammon, win backgammon, lose gammon, lose backgammon; gammons included in win)."""
-    p = np.asarray(probs, dtype=np.float64)
-    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
+def money_equity(probs) -> np.ndarray:
+    """Cubeless money equity of gnubg-ordered probabilities (see :func:`bgnet.nn.probs.equity`)."""
+    return equity(np.asarray(probs, dtype=np.float64))

@@ -25,6 +25,7 @@ from bgnet.bots.base import Bot
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
+from bgnet.nn.probs import equity as money_equity  # noqa: F401  (re-exported)
 from bgnet.nn.probs import flip, terminal_probs_batch
 
 
@@ -40,11 +41,6 @@ def __getattr__(name):
 # The 21 distinct rolls and their weights out of 36.
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
-
-
-def money_equity(p: np.ndarray) -> np.ndarray:
-    """Cubeless money equity of probabilities [..., 5]."""
-    return 2.0 * p[..., 0] - 1.0 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
 
 
 @dataclass

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
+from bgnet.engine.board import game_result
 from bgnet.engine.movegen import generate_batch
 
 
@@ -39,25 +40,9 @@ def segment_argmax(values, offsets):
 def terminal_points(after):
     """Points the mover (``after[:, 1]``) has won for each afterstate: 0 while the game goes on,
     1 / 2 / 3 for a single game, gammon or backgammon."""
-    n = after.shape[0]
-    out = np.zeros(n, np.int8)
-    for r in range(n):
-        left = 0
-        for i in range(25):
-            left += after[r, 1, i]
-        if left != 0:
-            continue
-        opp_total = 0
-        for i in range(25):
-            opp_total += after[r, 0, i]
-        if opp_total < 15:
-            out[r] = 1
-            continue
-        out[r] = 2
-        for i in range(18, 25):
-            if after[r, 0, i] > 0:
-                out[r] = 3
-                break
+    out = np.zeros(after.shape[0], np.int8)
+    for r in range(after.shape[0]):
+        out[r] = game_result(after[r])
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+from numba import njit
 
 from bgnet.engine.board import game_result, start_position
 from bgnet.engine.movegen import generate
@@ -27,19 +28,41 @@ def random_chooser(board, d1, d2, after, steps, rng) -> int:
 
 def apply_steps(board: np.ndarray, steps) -> np.ndarray:
     """The afterstate ``[opponent, mover_after]`` of playing (from, to) steps, gnubg numbering
-    from the mover's view (25 = bar, 0 = off). No legality check: use for trusted input only."""
-    out = board.copy()
-    me, opp = out[1], out[0]
-    for frm, to in steps:
+    from the mover's view (25 = bar, 0 = off). Only the points are checked, not the dice: use it
+    for moves that a rules engine or a reference program produced."""
+    pairs = np.full((1, 4, 2), -1, np.int64)
+    for k, (frm, to) in enumerate(steps):
         if frm < 0:
             break
-        me[frm - 1] -= 1
-        if to > 0:
-            me[to - 1] += 1
-            j = 24 - to  # my index to-1 is the opponent's 23-(to-1)
-            if opp[j] == 1:
-                opp[j] = 0
-                opp[24] += 1
+        pairs[0, k] = frm, to
+    return play_steps(np.ascontiguousarray(board, np.int8)[None], pairs)[0]
+
+
+@njit(cache=True)
+def play_steps(boards, steps):
+    """Afterstates ``[opponent, mover_after]`` of playing ``steps[n]`` on ``boards[n]``.
+
+    Steps are (from, to) pairs in GNU Backgammon's numbering from the mover's view (25 = bar,
+    0 = off), padded with -1, one pair per die, as the reference programs report them. A blot on
+    the landing point is hit (sent to the opponent's bar).
+    """
+    n = boards.shape[0]
+    out = boards.copy()
+    for r in range(n):
+        for k in range(steps.shape[1]):
+            frm = steps[r, k, 0]
+            to = steps[r, k, 1]
+            if frm < 0:
+                break
+            if frm < 1 or frm > 25 or to < 0 or to > 24 or out[r, 1, frm - 1] <= 0:
+                raise ValueError("a reference program reported a step from an empty or unknown point")
+            out[r, 1, frm - 1] -= 1
+            if to > 0:
+                out[r, 1, to - 1] += 1
+                j = 24 - to  # my index to - 1 is the opponent's index 23 - (to - 1)
+                if out[r, 0, j] == 1:
+                    out[r, 0, j] = 0
+                    out[r, 0, 24] += 1
     return out
 
 
