@@ -158,10 +158,12 @@ def test_supports():
     assert supports(ValueNet("tesauro", 8)) and supports(ValueNet("extended", [8, 4], "tanh"))
     assert not supports(ValueNet("tesauro", 8, "elu"))
     assert not supports(ValueNet("tesauro", []))
-    assert not supports(SplitValueNet("tesauro", 8))
+    assert supports(SplitValueNet("tesauro", 8))
+    assert supports(SplitValueNet("extended", 8, "tanh", 4))
+    assert not supports(SplitValueNet("tesauro", 8, race_activation="elu"))
     assert not supports(ValueNet("tesauro", 8).double())
     with pytest.raises(ValueError, match="FastForward"):
-        FastForward(SplitValueNet("tesauro", 8))
+        FastForward(SplitValueNet("tesauro", 8, race_hidden=[]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,7 +324,7 @@ def test_unsupported_combinations_are_refused_cleanly():
     adam = torch.optim.Adam(net.parameters())
     assert learner_unsupported(net, adam) is None
     assert "loss" in learner_unsupported(net, adam, "bce")
-    split = SplitValueNet("tesauro", 8)
+    split = SplitValueNet("tesauro", 8, race_activation="elu")
     assert "SplitValueNet" in learner_unsupported(split, torch.optim.Adam(split.parameters()))
     assert "AdamW" in learner_unsupported(net, torch.optim.AdamW(net.parameters()))
     assert "amsgrad" in learner_unsupported(net, torch.optim.Adam(net.parameters(), amsgrad=True))
@@ -350,7 +352,7 @@ def test_trainer_learner_uses_the_fast_path_only_where_it_applies(batches):
         assert fast.update(b, t) == pytest.approx(slow.update(b, t), rel=1e-5)
     assert max_diff(ref, net) < 1e-6
     assert Learner(net, make_optimizer(net, "adam"), "bce", "cpu", fast_cpu=True).fast is None
-    split = SplitValueNet("tesauro", 8)
+    split = SplitValueNet("tesauro", 8, race_activation="elu")
     assert Learner(split, make_optimizer(split, "adam"), "mse", "cpu", fast_cpu=True).fast is None
 
 
@@ -363,4 +365,4 @@ def test_net_evaluator_uses_fast_forward_on_the_cpu(afterstates):
     assert np.abs(fast.afterstates(afterstates) - slow.afterstates(afterstates)).max() < 2e-6
     pos = afterstates[:300, ::-1]
     assert np.abs(fast.positions(pos) - slow.positions(pos)).max() < 2e-6
-    assert NetEvaluator(SplitValueNet("tesauro", 8)).fast is None
+    assert NetEvaluator(SplitValueNet("tesauro", 8, race_activation="elu")).fast is None

@@ -1,12 +1,18 @@
-"""A compiled CPU path for :class:`~bgnet.nn.model.ValueNet`: forward passes straight from boards
-(:class:`FastForward`) and the minibatch update of training (:class:`FastLearner`).
+"""A compiled CPU path for :class:`~bgnet.nn.model.ValueNet` and
+:class:`~bgnet.nn.model.SplitValueNet`: forward passes straight from boards (:class:`FastForward`)
+and the minibatch update of training (:class:`FastLearner`).
 
 Both compute what the torch module computes, to float32 rounding, on the same weights: they read
 (and :class:`FastLearner` writes, in place) the module's parameters through numpy views, so
 checkpoints, evaluation and the torch path always see one set of weights. They cover ValueNets on
-the ``tesauro`` and ``extended`` encodings with sigmoid, tanh or relu hidden layers (one or more);
-anything else (SplitValueNet, other activations) stays on torch: :func:`supports` and
-:func:`learner_unsupported` say which.
+the ``tesauro`` and ``extended`` encodings with sigmoid, tanh or relu hidden layers (one or more),
+and SplitValueNets made of two such nets; anything else (other activations, a linear net) stays
+on torch: :func:`supports` and :func:`learner_unsupported` say which.
+
+SplitValueNet. Rows are routed as the torch module routes them, by
+:func:`~bgnet.nn.encode.race_mask` of the boards; each sub-net runs the compiled code below on its
+own rows. In learning, the loss is the mean over the whole minibatch and a sub-net without rows
+gets no gradient, so its parameters are not stepped at all (see :class:`FastLearner`).
 
 Forward (:class:`FastForward`). Tesauro's raw inputs depend on each point only through its
 checker count, so the first layer's contribution of a point is one of 16 vectors. The tables
@@ -56,7 +62,7 @@ from numba.extending import intrinsic
 
 from bgnet.nn.encode import (CAN_BEAR_OFF_UNIT, EXTRA_PER_SIDE, EXTRA_START, RACE_UNIT,
                              TESAURO_SIDE, _extra_side, _outside, _pips, _race, encode,
-                             encode_afterstates)
+                             encode_afterstates, race_mask)
 
 _ACT = {"sigmoid": 0, "tanh": 1, "relu": 2}
 _BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
@@ -72,11 +78,35 @@ _EXACT_FLAGS = {"contract"}
 
 
 def supports(net: torch.nn.Module) -> bool:
-    """Whether :class:`FastForward` can run this network (a CPU float32 ValueNet on the tesauro
-    or extended encoding, with one or more sigmoid, tanh or relu hidden layers)."""
+    """Whether :class:`FastForward` can run this network: a CPU float32 ValueNet on the tesauro
+    or extended encoding, with one or more sigmoid, tanh or relu hidden layers, or a
+    SplitValueNet whose contact and race nets both are such ValueNets.
+
+    >>> from bgnet.nn.model import SplitValueNet, ValueNet
+    >>> supports(ValueNet("extended", 8)), supports(SplitValueNet("extended", 8, race_hidden=4))
+    (True, True)
+    >>> supports(SplitValueNet("tesauro", 8, race_activation="elu"))
+    False
+    """
+    if _is_split(net):
+        return (_supports_value_net(net.contact) and _supports_value_net(net.race)
+                and net.contact.encoding == net.race.encoding == net.encoding)
+    return _supports_value_net(net)
+
+
+def _supports_value_net(net: torch.nn.Module) -> bool:
     return (type(net).__name__ == "ValueNet" and getattr(net, "activation", None) in _ACT
             and len(net.hidden) >= 1 and net.encoding in ("tesauro", "extended")
             and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in net.parameters()))
+
+
+def _is_split(net: torch.nn.Module) -> bool:
+    return type(net).__name__ == "SplitValueNet"
+
+
+def _subnets(net: torch.nn.Module) -> tuple:
+    """The ValueNets that run ``net``: (contact, race) for a SplitValueNet, (net,) otherwise."""
+    return (net.contact, net.race) if _is_split(net) else (net,)
 
 
 def _linears(net) -> list:
@@ -374,21 +404,32 @@ def _forward_dense(x, act, ws, bs, out):
 
 
 class FastForward:
-    """Evaluate a ValueNet on boards with compiled code (CPU only). Reads the module's weights at
-    every call, so it follows training without being rebuilt.
+    """Evaluate a ValueNet or SplitValueNet on boards with compiled code (CPU only). Reads the
+    module's weights at every call, so it follows training without being rebuilt.
+
+    A SplitValueNet's rows are routed as :meth:`SplitValueNet.forward` routes them, by
+    :func:`~bgnet.nn.encode.race_mask` of the boards as given: contact is symmetric, so the mask
+    of an afterstate as written is also the mask of the position it becomes (what the evaluator
+    passes to torch). Each sub-net runs on its own rows and the results are put back in order.
 
     ``parallel``: share large batches among numba's threads (``numba.set_num_threads``). Off by
     default: the trainer runs one thread per process, and numba's threading layer here (GNU
     OpenMP) does not survive a ``fork`` once started.
+
+    >>> from bgnet.engine.board import start_position
+    >>> from bgnet.nn.model import SplitValueNet
+    >>> FastForward(SplitValueNet("extended", 8, race_hidden=4)).positions(start_position()).shape
+    (1, 5)
     """
 
     def __init__(self, net: torch.nn.Module, parallel: bool = False):
         if not supports(net):
-            raise ValueError("FastForward runs CPU float32 ValueNets with sigmoid, tanh or relu "
-                             "hidden layers on the tesauro or extended encoding")
+            raise ValueError("FastForward runs CPU float32 ValueNets (or SplitValueNets of two) "
+                             "with sigmoid, tanh or relu hidden layers on the tesauro or extended "
+                             "encoding")
         self.net = net
+        self.split = _is_split(net)
         self.n_extra = net.num_inputs - EXTRA_START
-        self.act = _ACT[net.activation]
         self.parallel = bool(parallel)
 
     def _run(self, boards: np.ndarray, roll_row: int) -> np.ndarray:
@@ -397,22 +438,50 @@ class FastForward:
         out = np.empty((n, 5), np.float32)
         if n == 0:
             return out
-        layers = _linears(self.net)
-        ws = tuple(_view(l.weight) for l in layers)
-        bs = tuple(_view(l.bias) for l in layers)
-        finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
-        if finite:
-            run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
-            bad = run(boards, roll_row, self.act, *tables, bs[0], ws[1:], bs[1:], out)
+        if self.split:
+            bad = self._run_split(boards, roll_row, out)
         else:
-            bad = _first_bad_board(boards)
-            if bad < 0:
-                x = (encode if roll_row == 1 else encode_afterstates)(boards, self.net.encoding)
-                _forward_dense(x, self.act, ws, bs, out)
+            bad = self._run_net(self.net, boards, roll_row, out)
         if bad >= 0:
             raise ValueError(f"board {bad} is not a backgammon position (each side holds 0 to 15 "
                              f"checkers): {boards[bad].tolist()}")
         return out
+
+    def _run_split(self, boards: np.ndarray, roll_row: int, out: np.ndarray) -> int:
+        """The contact net on contact rows, the race net on races; the first invalid board's
+        index (in ``boards``) or -1."""
+        is_race = race_mask(boards)
+        n_race = int(np.count_nonzero(is_race))
+        if n_race == 0 or n_race == len(boards):  # one net takes every row: nothing to gather
+            return self._run_net(self.net.race if n_race else self.net.contact, boards, roll_row,
+                                 out)
+        bad = len(boards)
+        for sub, rows in ((self.net.contact, ~is_race), (self.net.race, is_race)):
+            idx = np.flatnonzero(rows)
+            part = np.empty((len(idx), 5), np.float32)
+            k = self._run_net(sub, boards[idx], roll_row, part)
+            out[idx] = part
+            if k >= 0:
+                bad = min(bad, int(idx[k]))
+        return bad if bad < len(boards) else -1
+
+    def _run_net(self, net, boards: np.ndarray, roll_row: int, out: np.ndarray) -> int:
+        """Probabilities of one ValueNet on contiguous ``boards`` into ``out``; returns the
+        first invalid board's index or -1 (``out`` is then incomplete)."""
+        n = len(boards)
+        layers = _linears(net)
+        ws = tuple(_view(l.weight) for l in layers)
+        bs = tuple(_view(l.bias) for l in layers)
+        act = _ACT[net.activation]
+        finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
+        if finite:
+            run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
+            return run(boards, roll_row, act, *tables, bs[0], ws[1:], bs[1:], out)
+        bad = _first_bad_board(boards)
+        if bad < 0:
+            x = (encode if roll_row == 1 else encode_afterstates)(boards, net.encoding)
+            _forward_dense(x, act, ws, bs, out)
+        return bad
 
     def positions(self, boards: np.ndarray) -> np.ndarray:
         """Probabilities [N, 5] for the side on roll (``board[1]``)."""
@@ -429,11 +498,12 @@ class FastForward:
 
 
 @njit(cache=True, fastmath=_EXACT_FLAGS, error_model="numpy")
-def _mse_head(z, t, dz):
-    """Loss ``((p - t)^2).sum(-1).mean()`` of the probabilities built from the logits ``z``
-    [B, 5]; writes its gradient with respect to the logits into ``dz``."""
+def _mse_head(z, t, n_total, dz):
+    """Loss ``((p - t)^2).sum(-1).sum() / n_total`` of the probabilities built from the logits
+    ``z`` [B, 5] (the mean when ``n_total`` is B; a SplitValueNet's sub-net sees part of a
+    minibatch of ``n_total`` rows); writes its gradient with respect to the logits into ``dz``."""
     n = z.shape[0]
-    scale = _F2 / np.float32(n)
+    scale = _F2 / np.float32(n_total)
     total = 0.0
     for r in range(n):
         s0 = _sigmoid32(z[r, 0])
@@ -462,7 +532,7 @@ def _mse_head(z, t, dz):
         dz[r, 2] = d2 * s2 * (_F1 - s2)
         dz[r, 3] = d3 * s3 * (_F1 - s3)
         dz[r, 4] = d4 * s4 * (_F1 - s4)
-    return total / n
+    return total / n_total
 
 
 @njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
@@ -539,10 +609,11 @@ def _sparse_layer_grads(x, dz, gw, gb):
 
 
 @njit(cache=True, error_model="numpy")
-def _mse_grads(x, t, act, ws, bs, gws, gbs):
+def _mse_grads(x, t, n_total, act, ws, bs, gws, gbs):
     """Forward pass of encoded rows ``x`` through the dense layers ``ws``/``bs`` (torch layout,
     hidden activation ``act``, the last layer giving the five logits), the mse loss against
-    targets ``t``, and backprop into ``gws``/``gbs``. Returns the loss."""
+    targets ``t`` (squared errors summed, divided by ``n_total``), and backprop into
+    ``gws``/``gbs``. Returns the loss."""
     n = x.shape[0]
     # Skipping zero inputs is exact only with finite weights and gradients: torch's 0 * NaN
     # spreads NaN, and so do the dense loops.
@@ -558,7 +629,7 @@ def _mse_grads(x, t, act, ws, bs, gws, gbs):
             _activate_rows(z, n, act)
         outs.append(z)
     dz = np.empty((n, 5), np.float32)
-    loss = _mse_head(outs[len(ws)], t, dz)
+    loss = _mse_head(outs[len(ws)], t, n_total, dz)
     for li in range(len(ws) - 1, -1, -1):
         if li == 0 and sparse and np.isfinite(dz).all():
             _sparse_layer_grads(x, dz, gws[0], gbs[0])
@@ -624,8 +695,8 @@ def learner_unsupported(net: torch.nn.Module, optimizer, loss: str = "mse") -> s
     if loss != "mse":
         return f"loss {loss!r} (only 'mse')"
     if not supports(net):
-        return (f"{type(net).__name__} (only CPU float32 ValueNets with sigmoid, tanh or relu "
-                "hidden layers on the tesauro or extended encoding)")
+        return (f"{type(net).__name__} (only CPU float32 ValueNets, or SplitValueNets of two, "
+                "with sigmoid, tanh or relu hidden layers on the tesauro or extended encoding)")
     if type(optimizer) not in (torch.optim.Adam, torch.optim.SGD):
         return f"optimizer {type(optimizer).__name__} (only torch.optim.Adam and SGD)"
     params = list(net.parameters())
@@ -642,14 +713,21 @@ def learner_unsupported(net: torch.nn.Module, optimizer, loss: str = "mse") -> s
 
 
 class FastLearner:
-    """Minibatch mse updates of a ValueNet on the CPU in compiled code, stepping ``optimizer``
-    (a ``torch.optim.Adam`` or ``SGD`` over the net's parameters) exactly as torch would.
+    """Minibatch mse updates of a ValueNet or SplitValueNet on the CPU in compiled code, stepping
+    ``optimizer`` (a ``torch.optim.Adam`` or ``SGD`` over the net's parameters) exactly as torch
+    would.
 
     Weights are updated in place through numpy views of the parameters; the optimizer's state
     (Adam's ``step``/``exp_avg``/``exp_avg_sq``, SGD's ``momentum_buffer``) lives in its own
     tensors, in torch's format, so :meth:`state_dict` is ``optimizer.state_dict()`` and either
     path resumes from a checkpoint of the other. Hyperparameters are read from
     ``optimizer.param_groups`` at every step. ``p.grad`` is left untouched.
+
+    A SplitValueNet is trained as torch trains it through :meth:`SplitValueNet.forward`: rows are
+    routed by :func:`~bgnet.nn.encode.race_mask`, the loss is the mean over *all* rows (each
+    sub-net's gradient is its rows' sum divided by the whole minibatch's size), and a sub-net
+    that got no row has no gradient in torch, so the optimizer skips its parameters: no weight
+    decay, no momentum, and Adam's step count does not advance (nor is its state created).
 
     >>> from bgnet.nn.model import ValueNet
     >>> from bgnet.engine.board import start_position
@@ -666,9 +744,15 @@ class FastLearner:
             raise ValueError(f"FastLearner cannot run {reason}")
         self.net, self.opt = net, optimizer
         self.adam = type(optimizer) is torch.optim.Adam
-        self.act = _ACT[net.activation]
-        layers = _linears(net)
-        self._params = [p for l in layers for p in (l.weight, l.bias)]
+        self.split = _is_split(net)
+        self._nets = _subnets(net)
+        self._acts = tuple(_ACT[m.activation] for m in self._nets)
+        self._params = []  # every weight and bias, sub-net after sub-net
+        self._members = []  # per sub-net: the indices of its parameters in self._params
+        for m in self._nets:
+            own = [p for l in _linears(m) for p in (l.weight, l.bias)]
+            self._members.append(tuple(range(len(self._params), len(self._params) + len(own))))
+            self._params += own
         self._grads = [np.zeros(tuple(p.shape), np.float32) for p in self._params]
         self._buf = np.empty((0, net.num_inputs), np.float32)
         self._bound = None  # (state, size, data pointers, views): see _bind
@@ -689,41 +773,45 @@ class FastLearner:
                 return k
         raise ValueError("a parameter of the net left the optimizer's param_groups")
 
-    def _init_state(self, p) -> dict | None:
-        """Adam's state for ``p``, created as torch creates it at the first step. (SGD keeps
-        state only for momentum, made in :meth:`_sgd` as torch makes it.)"""
-        if not self.adam:
-            return None
+    def _has_state(self, p) -> bool:
+        state = self.opt.state.get(p)
+        return bool(state) and "step" in state
+
+    def _init_state(self, p) -> None:
+        """Adam's state for ``p``, created as torch creates it at the parameter's first step.
+        (SGD keeps state only for momentum, made in :meth:`_sgd` as torch makes it.)"""
         state = self.opt.state[p]
         if not state:
             dtype = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
             state["step"] = torch.tensor(0.0, dtype=dtype)
             state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
             state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-        return state
 
     def _bind(self):
         """Numpy views of the weights, gradients and optimizer state, rebuilt only when the
-        optimizer's state was replaced (load_state_dict) or a parameter moved."""
+        optimizer's state changed size or was replaced (load_state_dict) or a parameter moved.
+        Adam's views exist only for parameters that have state (``None`` for the others)."""
         ptrs = tuple(p.data_ptr() for p in self._params)
         if self._bound is not None:
             state, size, old_ptrs, views = self._bound
             # Holding the bound state object keeps its id from being reused by a new one.
             if self.opt.state is state and len(state) == size and old_ptrs == ptrs:
                 return views
-        group_of = np.array([self._group_index(p) for p in self._params], np.int64)
-        states = [self._init_state(p) for p in self._params]
         views = {
-            "w": tuple(_view(p) for p in self._params[0::2]),
-            "b": tuple(_view(p) for p in self._params[1::2]),
-            "flat": tuple(_view(p).reshape(-1) for p in self._params),
-            "grads": tuple(g.reshape(-1) for g in self._grads),
-            "group_of": group_of,
+            "w": [tuple(_view(self._params[i]) for i in m[0::2]) for m in self._members],
+            "b": [tuple(_view(self._params[i]) for i in m[1::2]) for m in self._members],
+            "gw": [tuple(self._grads[i] for i in m[0::2]) for m in self._members],
+            "gb": [tuple(self._grads[i] for i in m[1::2]) for m in self._members],
+            "flat": [_view(p).reshape(-1) for p in self._params],
+            "grads": [g.reshape(-1) for g in self._grads],
+            "group_of": np.array([self._group_index(p) for p in self._params], np.int64),
+            "steps": {},  # the arguments of one optimizer step, per set of stepped sub-nets
         }
         if self.adam:
-            views["m"] = tuple(_view(s["exp_avg"]).reshape(-1) for s in states)
-            views["v"] = tuple(_view(s["exp_avg_sq"]).reshape(-1) for s in states)
-            views["step"] = tuple(_view(s["step"]).reshape(1) for s in states)
+            states = [self.opt.state[p] if self._has_state(p) else None for p in self._params]
+            for key, name, shape in (("m", "exp_avg", -1), ("v", "exp_avg_sq", -1),
+                                     ("step", "step", 1)):
+                views[key] = [None if s is None else _view(s[name]).reshape(shape) for s in states]
         self._bound = (self.opt.state, len(self.opt.state), ptrs, views)
         return views
 
@@ -736,35 +824,78 @@ class FastLearner:
         if self._buf.shape[0] < n:
             self._buf = np.empty((max(n, 256), self.net.num_inputs), np.float32)
         x = encode(boards, self.net.encoding, self._buf[:n])
-        return self.update_encoded(x, targets)
+        return self.update_encoded(x, targets, race_mask(boards) if self.split else None)
 
-    def update_encoded(self, x: np.ndarray, targets: np.ndarray) -> float:
-        """One step on encoded rows float32[B, F] with target probabilities float32[B, 5]."""
+    def update_encoded(self, x: np.ndarray, targets: np.ndarray,
+                       is_race: np.ndarray | None = None) -> float:
+        """One step on encoded rows float32[B, F] with target probabilities float32[B, 5];
+        a SplitValueNet also needs ``is_race`` (bool[B], :func:`~bgnet.nn.encode.race_mask`)."""
         x = np.ascontiguousarray(x, np.float32)
         t = np.ascontiguousarray(targets, np.float32)
         if x.ndim != 2 or x.shape[1] != self.net.num_inputs or t.shape != (len(x), 5) or not len(x):
             raise ValueError(f"expected x [B, {self.net.num_inputs}] and targets [B, 5] with B > 0; "
                              f"got {x.shape} and {t.shape}")
+        rows = self._routes(is_race, len(x))
         v = self._bind()
-        gw = tuple(self._grads[0::2])
-        gb = tuple(self._grads[1::2])
-        loss = _mse_grads(x, t, self.act, v["w"], v["b"], gw, gb)
+        n = len(x)
+        loss = 0.0
+        stepped = []
+        for k, idx in enumerate(rows):
+            if idx is not None and not len(idx):
+                continue  # torch never calls this sub-net: its parameters get no gradient
+            xk, tk = (x, t) if idx is None else (x[idx], t[idx])
+            loss += _mse_grads(xk, tk, n, self._acts[k], v["w"][k], v["b"][k], v["gw"][k],
+                               v["gb"][k])
+            stepped.append(k)
         if self.adam:
-            self._adam(v)
+            self._adam(tuple(stepped))
         else:
-            self._sgd(v)
+            self._sgd(v, [i for k in stepped for i in self._members[k]])
         return float(loss)
 
-    def _adam(self, v) -> None:
+    def _routes(self, is_race, n: int) -> list:
+        """Per sub-net, the indices of its rows, or None for all of them."""
+        if not self.split:
+            if is_race is not None:
+                raise ValueError("is_race is for a SplitValueNet; this net is a "
+                                 f"{type(self.net).__name__}")
+            return [None]
+        if is_race is None:
+            raise ValueError("a SplitValueNet needs is_race (bool[B]): see "
+                             "bgnet.nn.encode.race_mask")
+        mask = np.asarray(is_race)
+        if mask.dtype != np.bool_ or mask.shape != (n,):
+            raise ValueError(f"is_race must be a bool array of shape ({n},); got {mask.dtype} "
+                             f"{mask.shape}")
+        n_race = int(np.count_nonzero(mask))
+        if n_race in (0, n):  # one sub-net takes every row, in order
+            empty = np.empty(0, np.int64)
+            return [empty, None] if n_race else [None, empty]
+        return [np.flatnonzero(~mask), np.flatnonzero(mask)]
+
+    def _adam(self, stepped: tuple) -> None:
+        v = self._bind()
+        members = [i for k in stepped for i in self._members[k]]
+        if not all(self._has_state(self._params[i]) for i in members):
+            for i in members:  # a sub-net's first step: torch makes its state now
+                self._init_state(self._params[i])
+            v = self._bind()  # the state grew: rebound, with views of the new tensors
+        args = v["steps"].get(stepped)
+        if args is None:
+            args = v["steps"][stepped] = (
+                tuple(v["flat"][i] for i in members), tuple(v["grads"][i] for i in members),
+                tuple(v["m"][i] for i in members), tuple(v["v"][i] for i in members),
+                tuple(v["step"][i] for i in members), v["group_of"][members])
         # Read afresh at every step: a schedule may have changed the learning rate.
         hyper = np.array([(g["lr"], *g["betas"], g["eps"], g["weight_decay"],
                            -1.0 if g["maximize"] else 1.0) for g in self.opt.param_groups])
-        _adam_step(v["flat"], v["grads"], v["m"], v["v"], v["step"], v["group_of"], hyper)
+        _adam_step(*args, hyper)
 
-    def _sgd(self, v) -> None:
-        hyper = np.empty((len(self._params), 7))
+    def _sgd(self, v, members: list) -> None:
+        hyper = np.empty((len(members), 7))
         bufs = []
-        for k, p in enumerate(self._params):
+        for row, k in enumerate(members):
+            p = self._params[k]
             g = self.opt.param_groups[v["group_of"][k]]
             fresh = 0.0
             if g["momentum"] != 0:
@@ -775,6 +906,7 @@ class FastLearner:
                 bufs.append(_view(state["momentum_buffer"]).reshape(-1))
             else:
                 bufs.append(v["grads"][k])  # unused without momentum
-            hyper[k] = (g["lr"], g["weight_decay"], g["momentum"], g["dampening"],
-                        1.0 if g["nesterov"] else 0.0, -1.0 if g["maximize"] else 1.0, fresh)
-        _sgd_step(v["flat"], v["grads"], tuple(bufs), hyper)
+            hyper[row] = (g["lr"], g["weight_decay"], g["momentum"], g["dampening"],
+                          1.0 if g["nesterov"] else 0.0, -1.0 if g["maximize"] else 1.0, fresh)
+        _sgd_step(tuple(v["flat"][k] for k in members), tuple(v["grads"][k] for k in members),
+                  tuple(bufs), hyper)
