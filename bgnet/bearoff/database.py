@@ -23,7 +23,7 @@ from numba import njit
 
 from bgnet.bearoff.build import FULL_START, TURNS, build_one_sided, build_two_sided
 from bgnet.bearoff.cache import CacheError, load_or_build
-from bgnet.bearoff.index import BINOM, MAX_CHECKERS, index_of, num_positions, rank
+from bgnet.bearoff.index import BINOM, index_of, num_positions, rank
 
 DEFAULT_K = 7  # two-sided table: 1716 x 1716 positions, about 1 s to build, 12 MB in memory
 MAX_K = 10  # 8008 x 8008 positions (256 MB): beyond that the table is not worth its size
