@@ -6,6 +6,10 @@ An *evaluator* has two methods, both batched over int8[N, 2, 25] boards in bgnet
 * ``afterstates(after)``: float32[N, 5] for the MOVER of each afterstate ``[opponent,
   mover_after]``; an afterstate that ends the game gets its exact outcome.
 
+Where both sides are bearing off (:func:`bgnet.bearoff.is_bearoff`), both methods answer from the
+bear-off database instead of the net, unless the evaluator's ``bearoff`` attribute is false. The
+database is loaded (or built and cached) the first time such a position is seen.
+
 :class:`Evaluator` implements both on top of one method, ``_forward(x, is_race)``, that maps
 encoded rows to probabilities; :class:`bgnet.bots.torch_eval.NetEvaluator` runs a torch net and
 :class:`bgnet.export.onnx_bot.OnnxEvaluator` an exported ONNX model. This module imports neither
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bgnet.bearoff.database import is_bearoff
 from bgnet.nn.encode import encode, encode_afterstates, game_results, num_features, race_mask
 from bgnet.nn.probs import flip, terminal_probs_batch
 
@@ -36,6 +41,7 @@ class Evaluator:
 
     encoding: str = "tesauro"
     split: bool = False
+    bearoff: bool = True  # answer bear-off positions from bgnet.bearoff's tables
 
     def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
@@ -59,14 +65,34 @@ class Evaluator:
 
     def positions(self, boards: np.ndarray) -> np.ndarray:
         """Probabilities for the side on roll of each position (before it rolls)."""
-        return self._run(np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25), afterstates=False)
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
+        return self._with_bearoff(boards, afterstates=False)
 
     def afterstates(self, after: np.ndarray) -> np.ndarray:
         """Probabilities for the MOVER of each afterstate; finished games get their exact result."""
         after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
-        probs = flip(self._run(after, afterstates=True))
+        probs = self._with_bearoff(after, afterstates=True)
         results = game_results(after)
         done = results > 0
         if done.any():
             probs[done] = terminal_probs_batch(results[done])
+        return probs
+
+    def _with_bearoff(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
+        """The net's probabilities (flipped to the mover's view for afterstates), with bear-off
+        positions taken from the database when ``self.bearoff`` is on."""
+        mask = is_bearoff(boards) if self.bearoff and len(boards) else None
+        if mask is None or not mask.any():
+            probs = self._run(boards, afterstates)
+            return flip(probs) if afterstates else probs
+        from bgnet.bearoff import get_database
+
+        db = get_database()
+        probs = np.empty((len(boards), 5), np.float32)
+        sel = boards[mask]
+        probs[mask] = db.mover_probabilities(sel) if afterstates else db.probabilities(sel)
+        rest = ~mask
+        if rest.any():
+            p = self._run(np.ascontiguousarray(boards[rest]), afterstates)
+            probs[rest] = flip(p) if afterstates else p
         return probs
