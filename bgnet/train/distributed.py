@@ -75,14 +75,14 @@ class SelfPlayWorker:
     """
 
     def __init__(self, net_config: dict, seed: list[int], parallel_games: int, lam: float,
-                 max_plies: int, epsilon: float, threads: int = 1):
+                 max_plies: int, epsilon: float, threads: int = 1, bearoff: bool = False):
         # One thread each: several workers share a machine's cores, and the pool's network
         # calls are small enough that more threads mostly fight over them.
         set_threads(threads)
         self.net = net_from_config(net_config).eval()
         rng = np.random.default_rng(np.random.SeedSequence(seed))
         self.pool = SelfPlayPool(NetEvaluator(self.net, "cpu"), parallel_games, rng, lam=lam,
-                                 max_plies=max_plies, epsilon=epsilon)
+                                 max_plies=max_plies, epsilon=epsilon, bearoff=bearoff)
         self.version: int | None = None
 
     def play(self, version: int, weights, games: int) -> TaskResult:
@@ -206,8 +206,15 @@ class WorkerGroup:
         self.ray = ray
         self.lost_errors = (RayActorError, ObjectLostError)
         self.settings = settings
+        bearoff = bool(OmegaConf.select(cfg, "train.bearoff", default=False))
         self.args = (net_config, int(cfg.train.parallel_games), float(cfg.train.lam),
-                     int(cfg.train.max_plies), float(cfg.train.epsilon), settings["worker_threads"])
+                     int(cfg.train.max_plies), float(cfg.train.epsilon), settings["worker_threads"],
+                     bearoff)
+        if bearoff:
+            # Build (or check) the cached tables once here, so the workers only load them.
+            from bgnet.bearoff import get_database
+
+            get_database()
         self.seed = [int(cfg.seed), int(seed_base)]
         self.actor = ray.remote(num_cpus=settings["worker_threads"])(SelfPlayWorker)
         n = settings["workers"]

@@ -223,7 +223,7 @@ def train(cfg: DictConfig, run_dir: str | os.PathLike, progress: bool | None = N
                           fast_cpu=bool(getattr(T, "fast_cpu", False)))
         pool = SelfPlayPool(NetEvaluator(net, device), T.parallel_games, rng,
                             lam=T.lam, max_plies=T.max_plies,
-                            epsilon=T.epsilon)
+                            epsilon=T.epsilon, bearoff=bool(getattr(T, "bearoff", False)))
         buf_boards: list[np.ndarray] = []
         buf_targets: list[np.ndarray] = []
         buffered = 0

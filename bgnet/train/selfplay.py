@@ -3,6 +3,11 @@
 Every game in the pool keeps its history of positions (side on roll first) and the net's value of
 each, so that when it ends its λ-returns can be computed in one compiled pass. Finished games are
 replaced by fresh ones at once, so the pool stays full and every network call is large.
+
+With ``bearoff=True`` a game ends for training as soon as a move reaches a bear-off position
+(both sides with all their checkers home, :func:`bgnet.bearoff.is_bearoff`): the bear-off
+database's probabilities for that afterstate are the exact value of the rest of the game, so they
+are its λ-return terminal instead of one played-out result, and the pool starts a fresh game.
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots.net import NetEvaluator, money_equity, segment_argmax
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
@@ -20,7 +26,11 @@ from bgnet.nn.encode import game_results
 @dataclass
 class FinishedGames:
     """Training samples from the games that ended in one step: positions, their λ-return targets,
-    and per-game statistics."""
+    and per-game statistics.
+
+    A game ended by the bear-off database counts, in ``results``, its most likely outcome under
+    the database's probabilities, and in ``lengths`` the plies played up to the bear-off position.
+    """
     boards: np.ndarray  # int8[S, 2, 25], side on roll in board[1]
     targets: np.ndarray  # float32[S, 5], λ-returns from the view of the side on roll
     results: np.ndarray  # int[G]: points won by the player who moved first (+/- 1, 2, 3)
@@ -54,23 +64,45 @@ def lambda_returns(values, length, final, lam, out):
         _flip(tmp, out[t])
 
 
-@njit(cache=True)
-def _terminal(points):
-    p = np.zeros(5, np.float32)
-    p[0] = 1.0
-    if points >= 2:
-        p[1] = 1.0
-    if points >= 3:
-        p[2] = 1.0
-    return p
+def likely_points(probs: np.ndarray) -> int:
+    """The most likely result, in points for the side whose probabilities ``probs`` (win, wg, wbg,
+    lg, lbg; gammons included in wins) are: +1/+2/+3 won, -1/-2/-3 lost.
+
+    >>> likely_points(np.array([0.7, 0.6, 0.0, 0.0, 0.0])), likely_points(np.array([0.3, 0, 0, 0.1, 0]))
+    (2, -1)
+    """
+    w, wg, wbg, lg, lbg = (float(x) for x in probs)
+    outcomes = (w - wg, wg - wbg, wbg, (1.0 - w) - lg, lg - lbg, lbg)
+    k = int(np.argmax(outcomes))
+    return (1, 2, 3, -1, -2, -3)[k]
+
+
+def _terminals(results: np.ndarray) -> np.ndarray:
+    """float32[N, 5]: the mover's exact outcome where ``results[n]`` > 0 (zeros elsewhere)."""
+    out = np.zeros((len(results), 5), np.float32)
+    out[:, 0] = results > 0
+    out[:, 1] = results >= 2
+    out[:, 2] = results >= 3
+    return out
 
 
 class SelfPlayPool:
-    """``n`` games in parallel, played by one value net (with optional ε-greedy exploration)."""
+    """``n`` games in parallel, played by one value net (with optional ε-greedy exploration).
+
+    ``bearoff``: end games at their first bear-off position, with the database's probabilities as
+    the terminal target (see the module docstring). The evaluator's own ``bearoff`` switch, when
+    it has one, is set to the same value, so that moves are chosen with the values learned from.
+    ``self.bearoff_games`` counts the games ended that way.
+    """
 
     def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
-                 lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0):
+                 lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0,
+                 bearoff: bool = False):
         self.ev = evaluator
+        self.bearoff = bool(bearoff)
+        if hasattr(evaluator, "bearoff"):
+            evaluator.bearoff = self.bearoff
+        self.bearoff_games = 0
         self.lam = float(lam)
         self.n = n
         self.rng = rng
@@ -125,8 +157,16 @@ class SelfPlayPool:
         nxt = np.ascontiguousarray(chosen[:, ::-1])
         nv = chosen_probs[:, [0, 3, 4, 1, 2]].copy()
         nv[:, 0] = 1.0 - chosen_probs[:, 0]
-        done = (results > 0) | (self.ply >= self.max_plies)
-        finished = self._collect(np.flatnonzero(done), results)
+        finals = _terminals(results)  # outcome of each move for the mover, where it is known
+        if self.bearoff:
+            cut = (results == 0) & is_bearoff(chosen)
+            if cut.any():
+                finals[cut] = get_database().mover_probabilities(chosen[cut])
+                results = results.copy()
+                results[cut] = -1  # marks "ended by the database" for _collect
+                self.bearoff_games += int(cut.sum())
+        done = (results != 0) | (self.ply >= self.max_plies)
+        finished = self._collect(np.flatnonzero(done), results, finals)
         live = ~done
         self.boards[live] = nxt[live]
         self.values[idx[live], self.ply[live]] = nv[live]
@@ -137,15 +177,20 @@ class SelfPlayPool:
             self.values[idx[done], 0] = self.ev.positions(self.boards[done][:1])[0]
         return finished
 
-    def _collect(self, games: np.ndarray, results: np.ndarray) -> FinishedGames:
+    def _collect(self, games: np.ndarray, results: np.ndarray, finals: np.ndarray) -> FinishedGames:
+        """Samples of ``games``: ``results[g]`` is the points the last mover won, -1 for a game
+        ended by the bear-off database, 0 for one stopped at max_plies (dropped); ``finals[g]``
+        the last mover's terminal probabilities."""
         boards, targets, res, lens = [], [], [], []
         for g in games:
             length = int(self.ply[g])
             points = int(results[g])
             if points == 0:  # stopped at max_plies: no outcome to learn from
                 continue
+            if points < 0:
+                points = likely_points(finals[g])  # may be negative: the last mover likely loses
             out = np.empty((length, 5), np.float32)
-            lambda_returns(self.values[g], length, _terminal(points), self.lam, out)
+            lambda_returns(self.values[g], length, finals[g], self.lam, out)
             boards.append(self.hist[g, :length].copy())
             targets.append(out)
             # The last mover made ply length-1; the first player moved at even plies.
