@@ -1,11 +1,13 @@
 """Self-play speed: training games per second (learning included) in both modes, and
-inference-only self-play games per second, for an 80-hidden-unit net on Tesauro's inputs.
+inference-only self-play games per second, for a net of configs/model (default h80: 80 hidden
+units on Tesauro's inputs; ``--model extended`` is the shipped bot's split contact/race net).
 
 Prints the figures next to published references (Open Sage's C++ TD self-play: 165-255 games/s
 on 16 threads; a plain PyTorch TD-Gammon: about 6 games/s) and the goals (batched training:
 500 games/s on a 2-core CPU machine; 10,000 games/s on one GPU machine).
 
     python3 scripts/bench_selfplay.py                 # CPU
+    python3 scripts/bench_selfplay.py --model extended --online-games 0
     python3 scripts/bench_selfplay.py --device cuda --parallel 16384 --batched-games 200000
 """
 from __future__ import annotations
@@ -34,8 +36,8 @@ def base_config(**over):
 
 
 def training_rate(mode: str, games: int, device: str, parallel: int, threads: int,
-                  keep: list | None = None) -> float:
-    cfg = base_config(**{"train.mode": mode, "train.games": games, "device": device,
+                  keep: list | None = None, model: str = "h80") -> float:
+    cfg = base_config(**{"model": model, "train.mode": mode, "train.games": games, "device": device,
                          "train.parallel_games": parallel, "train.threads": threads,
                          "eval.every": 0, "eval.final_games": 0, "progress": "false",
                          "train.checkpoint_every": 10**9, "optim": "sgd" if mode == "online" else "adam"})
@@ -67,22 +69,27 @@ def inference_rate(games: int, device: str, parallel: int, net=None) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--model", default="h80", help="a config of configs/model (h80, extended, ...)")
     ap.add_argument("--parallel", type=int, default=512, help="games in flight (batched mode)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batched-games", type=int, default=10000)
-    ap.add_argument("--online-games", type=int, default=100)
+    ap.add_argument("--online-games", type=int, default=100, help="0 skips online mode")
     ap.add_argument("--inference-games", type=int, default=10000)
     a = ap.parse_args()
     set_threads(a.threads)
-    print(f"device {a.device}, torch threads {torch.get_num_threads()}, {a.parallel} games in flight")
+    print(f"model {a.model}, device {a.device}, torch threads {torch.get_num_threads()}, "
+          f"{a.parallel} games in flight")
     trained: list = []
-    bat = training_rate("batched", a.batched_games, a.device, a.parallel, a.threads, keep=trained)
+    bat = training_rate("batched", a.batched_games, a.device, a.parallel, a.threads, keep=trained,
+                        model=a.model)
     inf = inference_rate(a.inference_games, a.device, a.parallel, net=trained[0])
     print(f"inference-only self-play : {inf:9.0f} games/s  (the net just trained)")
     print(f"training, batched mode   : {bat:9.0f} games/s  (goal >= 500 on a 2-core CPU machine, "
           f">= 10,000 on one GPU machine)")
-    onl = training_rate("online", a.online_games, a.device, a.parallel, a.threads)
-    print(f"training, online mode    : {onl:9.1f} games/s  (per-move TD(λ) with traces)")
+    if a.online_games > 0:
+        onl = training_rate("online", a.online_games, a.device, a.parallel, a.threads,
+                            model=a.model)
+        print(f"training, online mode    : {onl:9.1f} games/s  (per-move TD(λ) with traces)")
     print("references: Open Sage C++ TD self-play 165-255 games/s on 16 threads (batched/Open Sage "
           f"= {bat / 255:.2f}-{bat / 165:.2f}); plain PyTorch TD-Gammon about 6 games/s "
           f"(batched/plain = {bat / 6:.0f})")
