@@ -70,6 +70,8 @@ def validate(cfg: DictConfig) -> None:
     _choice(cfg, "train.loss", ["mse", "bce"])
     if _get(cfg, "train.fast_cpu") is not None:  # absent in older configs: off
         _choice(cfg, "train.fast_cpu", [True, False])
+    if _get(cfg, "train.search_target") is not None:  # absent in older configs: λ-returns alone
+        _number(cfg, "train.search_target", lo=0, hi=1)
     if _get(cfg, "train.bearoff") is not None:  # absent in older configs: off
         _choice(cfg, "train.bearoff", [True, False])
     _number(cfg, "train.max_plies", lo=10, integer=True)
