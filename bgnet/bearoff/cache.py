@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -76,6 +77,9 @@ def load_or_build(name: str, build: Callable[[], dict], check: Callable[[dict], 
         except CacheError as e:
             warnings.warn(f"bear-off cache {path} is corrupt ({e}); rebuilding it", RuntimeWarning,
                           stacklevel=3)
+    # A first build takes seconds: say so, so that a pause in play or training is not a mystery.
+    print(f"bgnet: building the bear-off table {name} (once; cached in {path.parent})",
+          file=sys.stderr, flush=True)
     arrays = build()
     check(arrays)  # a freshly built table that fails its checks is a bug, not a bad file
     try:
