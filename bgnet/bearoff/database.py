@@ -24,6 +24,7 @@ from numba import njit
 from bgnet.bearoff.build import FULL_START, TURNS, build_one_sided, build_two_sided
 from bgnet.bearoff.cache import CacheError, load_or_build
 from bgnet.bearoff.index import BINOM, index_of, num_positions, rank
+from bgnet.nn.probs import flip  # torch-free
 
 DEFAULT_K = 7  # two-sided table: 1716 x 1716 positions, about 1 s to build, 12 MB in memory
 MAX_K = 10  # 8008 x 8008 positions (256 MB): beyond that the table is not worth its size
@@ -244,10 +245,7 @@ class BearoffDatabase:
     def mover_probabilities(self, after) -> np.ndarray:
         """float32[N, 5] for the MOVER of bear-off afterstates ``[opponent, mover_after]`` (as
         :func:`bgnet.engine.movegen.generate_batch` writes them)."""
-        p = self.probabilities(_boards(after)[:, ::-1])
-        flipped = p[:, [0, 3, 4, 1, 2]]  # the other side's view: gammons trade places
-        flipped[:, 0] = 1.0 - p[:, 0]
-        return flipped
+        return flip(self.probabilities(_boards(after)[:, ::-1]))
 
     def best_move(self, board, d1: int, d2: int):
         """The legal move of ``board`` (a bear-off position, side on roll in ``board[1]``) with

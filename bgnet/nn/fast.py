@@ -351,13 +351,7 @@ def _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1
     feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     bad = _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, cur, feats)
     _activate_rows(cur, m, act)
-    for li in range(len(ws)):
-        nxt = np.empty((_BLOCK, ws[li].shape[0]), np.float32)
-        _dense_rows(cur, m, ws[li], bs[li], nxt)
-        if li < len(ws) - 1:
-            _activate_rows(nxt, m, act)
-        cur = nxt
-    _probs_rows(cur, m, out, lo)
+    _probs_rows(_dense_layers(cur, m, act, ws, bs), m, out, lo)
     return bad
 
 
@@ -393,14 +387,20 @@ def _forward_dense(x, act, ws, bs, out):
     """Probabilities of encoded rows ``x`` through every layer (for a few rows, where building
     the first-layer tables would cost more than the dense product)."""
     n = x.shape[0]
-    cur = x
+    _probs_rows(_dense_layers(x, n, act, ws, bs), n, out, 0)
+
+
+@njit(cache=True, error_model="numpy")
+def _dense_layers(cur, m, act, ws, bs):
+    """The first ``m`` rows of ``cur`` through the dense layers ``ws``/``bs``: activations after
+    each but the last, whose output (the five logits) is returned."""
     for li in range(len(ws)):
-        nxt = np.empty((n, ws[li].shape[0]), np.float32)
-        _dense_rows(cur, n, ws[li], bs[li], nxt)
+        nxt = np.empty((cur.shape[0], ws[li].shape[0]), np.float32)
+        _dense_rows(cur, m, ws[li], bs[li], nxt)
         if li < len(ws) - 1:
-            _activate_rows(nxt, n, act)
+            _activate_rows(nxt, m, act)
         cur = nxt
-    _probs_rows(cur, n, out, 0)
+    return cur
 
 
 class FastForward:

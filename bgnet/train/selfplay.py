@@ -16,11 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from bgnet.bearoff import get_database, is_bearoff
+from bgnet.bearoff import is_bearoff
 from bgnet.bots.net import NetEvaluator, money_equity, segment_argmax
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
+from bgnet.nn.probs import flip
 
 
 @dataclass
@@ -77,15 +78,6 @@ def likely_points(probs: np.ndarray) -> int:
     return (1, 2, 3, -1, -2, -3)[k]
 
 
-def _terminals(results: np.ndarray) -> np.ndarray:
-    """float32[N, 5]: the mover's exact outcome where ``results[n]`` > 0 (zeros elsewhere)."""
-    out = np.zeros((len(results), 5), np.float32)
-    out[:, 0] = results > 0
-    out[:, 1] = results >= 2
-    out[:, 2] = results >= 3
-    return out
-
-
 class SelfPlayPool:
     """``n`` games in parallel, played by one value net (with optional ε-greedy exploration).
 
@@ -102,6 +94,9 @@ class SelfPlayPool:
         self.bearoff = bool(bearoff)
         if hasattr(evaluator, "bearoff"):
             evaluator.bearoff = self.bearoff
+        elif self.bearoff:
+            raise ValueError("bearoff=True needs an evaluator with a bearoff switch "
+                             "(bgnet.bots.evaluator.Evaluator)")
         self.bearoff_games = 0
         self.lam = float(lam)
         self.n = n
@@ -155,13 +150,13 @@ class SelfPlayPool:
         self.ply += 1
         # The next position is the opponent on roll; its value is the flip of the mover's view.
         nxt = np.ascontiguousarray(chosen[:, ::-1])
-        nv = chosen_probs[:, [0, 3, 4, 1, 2]].copy()
-        nv[:, 0] = 1.0 - chosen_probs[:, 0]
-        finals = _terminals(results)  # outcome of each move for the mover, where it is known
+        nv = flip(chosen_probs)
+        # The evaluator already values a finished game by its exact outcome and, with bear-off
+        # on, a bear-off afterstate by the database: the mover's terminal target where there is one.
+        finals = chosen_probs
         if self.bearoff:
             cut = (results == 0) & is_bearoff(chosen)
             if cut.any():
-                finals[cut] = get_database().mover_probabilities(chosen[cut])
                 results = results.copy()
                 results[cut] = -1  # marks "ended by the database" for _collect
                 self.bearoff_games += int(cut.sum())
