@@ -84,15 +84,14 @@ class Evaluator:
         mask = is_bearoff(boards) if self.bearoff and len(boards) else None
         if mask is None or not mask.any():
             probs = self._run(boards, afterstates)
-            return flip(probs) if afterstates else probs
-        from bgnet.bearoff import get_database
+        else:
+            from bgnet.bearoff import get_database
 
-        db = get_database()
-        probs = np.empty((len(boards), 5), np.float32)
-        sel = boards[mask]
-        probs[mask] = db.mover_probabilities(sel) if afterstates else db.probabilities(sel)
-        rest = ~mask
-        if rest.any():
-            p = self._run(np.ascontiguousarray(boards[rest]), afterstates)
-            probs[rest] = flip(p) if afterstates else p
-        return probs
+            probs = np.empty((len(boards), 5), np.float32)
+            sel = boards[mask]
+            # Both sources answer for the side on roll: for an afterstate, the opponent.
+            probs[mask] = get_database().probabilities(sel[:, ::-1] if afterstates else sel)
+            rest = ~mask
+            if rest.any():
+                probs[rest] = self._run(np.ascontiguousarray(boards[rest]), afterstates)
+        return flip(probs) if afterstates else probs
