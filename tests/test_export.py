@@ -82,12 +82,15 @@ def bot(exported):
 
 # -- export ------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["onnxruntime", "compiled"])
 @pytest.mark.parametrize("kind", list(NETS))
-def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind):
+def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind, compiled):
     net, _, path = exported[kind]
     boards, _, after = sample
     assert len(boards) == len(after) == 10_000
-    torch_eval, onnx_eval = NetEvaluator(net), OnnxEvaluator(path)
+    torch_eval, onnx_eval = NetEvaluator(net), OnnxEvaluator(path, compiled=compiled)
+    # The compiled pass covers sigmoid/tanh/relu nets (the split one), not silu (the plain one).
+    assert (onnx_eval.fast is not None) == (compiled and kind == "split")
     p_torch, p_onnx = torch_eval.positions(boards), onnx_eval.positions(boards)
     a_torch, a_onnx = torch_eval.afterstates(after), onnx_eval.afterstates(after)
     assert p_onnx.shape == (10_000, 5) and p_onnx.dtype == np.float32
@@ -101,6 +104,24 @@ def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind):
         # Both nets really run: the race rows differ from what the contact net alone would say.
         contact_only = NetEvaluator(net.contact).positions(boards[race])
         assert np.abs(contact_only - p_onnx[race]).max() > 1e-3
+
+
+def test_compiled_bot_falls_back_to_onnxruntime_when_the_config_does_not_fit(exported, tmp_path):
+    import onnx
+
+    _, _, path = exported["split"]
+    model = onnx.load(str(path))
+    for prop in model.metadata_props:
+        if prop.key == "net_config":  # a config whose widths do not match the weights
+            cfg = json.loads(prop.value)
+            cfg["contact"]["hidden"] = [cfg["contact"]["hidden"][0] + 1]
+            prop.value = json.dumps(cfg)
+    bad = tmp_path / "bad.onnx"
+    onnx.save(model, str(bad))
+    ev = OnnxEvaluator(bad)
+    assert ev.fast is None
+    boards = sample_positions(50, seed=3)[0]
+    assert np.abs(ev.positions(boards) - OnnxEvaluator(path).positions(boards)).max() < 1e-5
 
 
 def test_metadata_round_trip(exported):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -61,10 +62,14 @@ def read_metadata(path: str | os.PathLike) -> dict:
 class OnnxEvaluator(Evaluator):
     """Probabilities from an exported bot, for boards (see :class:`bgnet.bots.evaluator.Evaluator`).
 
-    ``threads``: onnxruntime's intra-op threads (None: its default, all cores).
+    ``threads``: onnxruntime's intra-op threads (None: its default, all cores). ``compiled``: run
+    the weights through bgnet's compiled forward pass when torch is installed (see the module's
+    note); ``self.fast`` is that pass, or None where onnxruntime runs the model.
     """
 
-    def __init__(self, path: str | os.PathLike, threads: int | None = None):
+    fast = None
+
+    def __init__(self, path: str | os.PathLike, threads: int | None = None, compiled: bool = True):
         self.path = Path(path)
         self.session = _session(self.path, threads)
         self.metadata = _decode(self.path, self.session.get_modelmeta().custom_metadata_map)
@@ -81,12 +86,80 @@ class OnnxEvaluator(Evaluator):
             raise BotFileError(f"exported bot {self.path} takes {width} inputs, but encoding "
                                f"'{self.encoding}' has {ENCODINGS[self.encoding]}")
         self.split = RACE_INPUT in inputs
+        if compiled:
+            self.fast = _compiled_forward(self)
+
+    def _run(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
+        if self.fast is None:
+            return super()._run(boards, afterstates)
+        return self.fast.swapped(boards) if afterstates else self.fast.positions(boards)
 
     def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
         feeds = {INPUT: x}
         if self.split:
             feeds[RACE_INPUT] = np.ascontiguousarray(is_race, np.bool_)
         return self.session.run([OUTPUT], feeds)[0]
+
+
+_WEIGHT = re.compile(r"^(?P<net>[a-z]+)_(?:hidden(?P<layer>\d+)|logits)_(?P<kind>[wb])_\d+$")
+
+
+def _compiled_forward(ev: OnnxEvaluator):
+    """bgnet's compiled forward pass over the model's weights, or None when torch is missing,
+    the model's net config is unknown to this bgnet, or the pass disagrees with onnxruntime."""
+    try:
+        import onnx
+        from onnx import numpy_helper
+
+        from bgnet.nn.fast import FastForward, supports
+        from bgnet.nn.model import net_from_config
+    except ImportError:
+        return None
+    try:
+        net = net_from_config(ev.metadata.get("net_config") or {})
+        weights = {}
+        for init in onnx.load(str(ev.path)).graph.initializer:
+            m = _WEIGHT.match(init.name)
+            if m:
+                weights[(m["net"], m["layer"], m["kind"])] = numpy_helper.to_array(init)
+        _load_weights(net, weights)
+    except (KeyError, ValueError, TypeError):
+        return None
+    if not supports(net):
+        return None
+    fast = FastForward(net)
+    # Same weights, same float32 arithmetic up to rounding: anything more is a mismatch of
+    # layouts, and onnxruntime keeps the job.
+    from bgnet.engine.board import start_position
+    from bgnet.engine.movegen import generate_batch
+
+    rng = np.random.default_rng(0)
+    boards = np.repeat(start_position()[None], 64, axis=0)
+    after, _, _ = generate_batch(boards, rng.integers(1, 7, size=(64, 2)))
+    ref = super(OnnxEvaluator, ev)._run(after, True)
+    if not np.allclose(fast.swapped(after), ref, atol=1e-4):
+        return None
+    return fast
+
+
+def _load_weights(net, weights: dict) -> None:
+    """Copy exported weights (keyed by sub-net name, body index and w/b) into a torch net."""
+    import torch
+
+    subs = {"contact": net.contact, "race": net.race} if hasattr(net, "contact") else {"net": net}
+    used = 0
+    with torch.no_grad():
+        for name, sub in subs.items():
+            layers = [(str(i), m) for i, m in enumerate(sub.body) if type(m).__name__ == "Linear"]
+            for key, layer in layers + [(None, sub.head)]:
+                for kind, param in (("w", layer.weight), ("b", layer.bias)):
+                    value = weights[(name, key, kind)]
+                    if value.shape != tuple(param.shape):
+                        raise ValueError(f"{name} weight shape {value.shape} != {tuple(param.shape)}")
+                    param.copy_(torch.from_numpy(np.array(value, np.float32)))
+                    used += 1
+    if used != len(weights):
+        raise ValueError("the model has weights the net config does not account for")
 
 
 def load_onnx_bot(path: str | os.PathLike, ply: int | None = 0, name: str | None = None,
