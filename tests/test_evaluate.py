@@ -199,3 +199,29 @@ def test_eval_command_says_what_is_wrong(capsys):
     with pytest.raises(SystemExit):
         eval_main(["random", "random", "--games", "0"])
     assert "--games must be at least 1" in capsys.readouterr().err
+
+
+def test_a_match_played_in_parts_is_the_same_match():
+    """play_range on pieces of a match gives the games of the whole match, piece by piece."""
+    from bgnet.evaluate.match import play_range
+
+    a, b = GreedyBot(_runner, "runner"), GreedyBot(lambda after: -_runner(after), "backward")
+    whole = play_games(a, b, 24, seed=6, batch=5, progress=False)
+    pieces = [play_range(a, b, 24, lo, hi, seed=6, batch=3) for lo, hi in ((0, 10), (10, 12), (12, 24))]
+    assert np.array_equal(np.concatenate([p for p, _ in pieces]), whole.points)
+    assert np.mean(np.concatenate([n for _, n in pieces])) == whole.mean_plies
+
+
+@pytest.mark.skipif(not HAVE_GNUBG, reason="pubeval comes from gnubg_nn (pip install 'bgnet[ref]')")
+def test_eval_workers_play_the_same_games_as_one_process(tmp_path, capsys):
+    shipped = "checkpoints/bgnet-default.onnx"
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    for path, extra in ((one, []), (two, ["--workers", "2"])):
+        assert eval_main([shipped, "pubeval", "--games", "20", "--seed", "3", "--quiet",
+                          "--json", str(path)] + extra) == 0
+    d1, d2 = json.loads(one.read_text()), json.loads(two.read_text())
+    for key in ("games", "wins", "ppg", "ppg_ci95", "histogram", "mean_plies"):
+        assert d1[key] == d2[key]
+    with pytest.raises(SystemExit):
+        eval_main(["pubeval", "pubeval", "--cube", "--workers", "2"])
+    assert "--workers splits cubeless money games only" in capsys.readouterr().err

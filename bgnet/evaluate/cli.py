@@ -50,6 +50,9 @@ def eval_main(argv: list[str]) -> int:
                         "(matches always use independent dice)")
     p.add_argument("--batch", type=int, help="games (or matches) in flight at once (default 2048 "
                    "games, 256 matches)")
+    p.add_argument("--workers", type=int, default=1, help="cubeless money games only: share the "
+                   "games among this many processes, one core each (same games, same result; "
+                   "for deep search, default 1)")
     p.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
@@ -92,6 +95,10 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
     a.batch = (256 if a.match is not None else 2048) if a.batch is None else a.batch
     if a.batch < 1:
         p.error(f"--batch must be at least 1; got {a.batch}")
+    if a.workers < 1:
+        p.error(f"--workers must be at least 1; got {a.workers}")
+    if a.workers > 1 and (a.match is not None or a.cube or a.save_mat):
+        p.error("--workers splits cubeless money games only (not --match, --cube or --save-mat)")
     if a.save_mat and not a.save_mat.endswith(".mat"):
         p.error(f"--save-mat takes a file name ending in .mat; got {a.save_mat!r}")
     if a.match is None and not a.no_duplicate and a.games % 2:
@@ -113,6 +120,11 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
         result = cubeful.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
                                          progress=not quiet, duplicate=duplicate, cube=a.cube,
                                          batch=a.batch, keep_records=keep)
+    elif a.workers > 1:
+        from bgnet.evaluate.match import play_games_parallel
+
+        return play_games_parallel(a.a, a.b, a.games, a.workers, seed=a.seed, duplicate=duplicate,
+                                   batch=a.batch, progress=not quiet, device=a.device)
     else:
         from bgnet.evaluate.match import play_games
 

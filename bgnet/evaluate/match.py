@@ -176,16 +176,36 @@ def play_games(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, duplicate: boo
         raise ValueError(f"with duplicate dice games come in pairs: the number of games must be even; got {games}")
     if batch < 1:
         raise ValueError(f"batch must be at least 1; got {batch}")
+    bar = _progress_bar(games, f"{_name(bot_a)} vs {_name(bot_b)}", progress)
+    t0 = time.perf_counter()
+    try:
+        points, plies = play_range(bot_a, bot_b, games, 0, games, seed, duplicate, batch,
+                                   bar.update if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - t0
+    return summarize(points, plies, seconds, _name(bot_a), _name(bot_b), seed, duplicate)
+
+
+def play_range(bot_a: Bot, bot_b: Bot, games: int, first: int, last: int, seed: int = 0,
+               duplicate: bool = True, batch: int = 2048, on_done=None) -> tuple[np.ndarray, np.ndarray]:
+    """Games ``first`` to ``last - 1`` of a match of ``games``: A's points and the plies of each.
+
+    A part played alone gets the dice, and so the games, it gets in the whole match, which is
+    what lets :func:`play_games_parallel` split a match among processes. ``on_done(k)`` is called
+    as games finish.
+    """
     n_seq = games // 2 if duplicate else games
-    dice = DiceSequences(n_seq, seed)
-    slots = min(batch, games)
+    dice = DiceSequences(n_seq, seed)  # the whole match's dice, whatever part of it is played here
+    slots = min(batch, last - first)
     board = np.empty((slots, 2, 25), np.int8)
     a_on_roll = np.zeros(slots, bool)
     turn = np.zeros(slots, np.int64)
     game_of = np.full(slots, -1, np.int64)
     seq_of = np.zeros(slots, np.int64)
-    points = np.zeros(games, np.int8)
-    plies = np.zeros(games, np.int32)
+    points = np.zeros(last - first, np.int8)
+    plies = np.zeros(last - first, np.int32)
     start = start_position()
 
     def begin(slot_idx: np.ndarray, first_game: int) -> None:
@@ -198,43 +218,36 @@ def play_games(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, duplicate: boo
         seq_of[slot_idx] = seq
         a_on_roll[slot_idx] = a_is_x == (op[:, 0] > op[:, 1])  # the higher die's seat starts
 
-    bar = _progress_bar(games, f"{_name(bot_a)} vs {_name(bot_b)}", progress)
-    t0 = time.perf_counter()
-    begin(np.arange(slots), 0)
-    next_game = slots
-    try:
-        while True:
-            act = np.flatnonzero(game_of >= 0)
-            if len(act) == 0:
-                break
-            rolls = dice.get(seq_of[act], turn[act])
-            after = np.empty((len(act), 2, 25), np.int8)
-            mine = a_on_roll[act]
-            for bot, sel in ((bot_a, mine), (bot_b, ~mine)):
-                if sel.any():
-                    after[sel] = bot.choose_moves(board[act[sel]], rolls[sel])[0]
-            won = terminal_points(after)
-            done = won > 0
-            fin = act[done]
-            g = game_of[fin]
-            points[g] = np.where(a_on_roll[fin], 1, -1) * won[done]
-            plies[g] = turn[fin] + 1
-            go = act[~done]
-            _swap_sides(after[~done], board, go)
-            a_on_roll[go] = ~a_on_roll[go]
-            turn[go] += 1
-            game_of[fin] = -1
-            refill = fin[: games - next_game]
-            if len(refill):
-                begin(refill, next_game)
-                next_game += len(refill)
-            if bar is not None and len(fin):
-                bar.update(len(fin))
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - t0
-    return summarize(points, plies, seconds, _name(bot_a), _name(bot_b), seed, duplicate)
+    begin(np.arange(slots), first)
+    next_game = first + slots
+    while True:
+        act = np.flatnonzero(game_of >= 0)
+        if len(act) == 0:
+            break
+        rolls = dice.get(seq_of[act], turn[act])
+        after = np.empty((len(act), 2, 25), np.int8)
+        mine = a_on_roll[act]
+        for bot, sel in ((bot_a, mine), (bot_b, ~mine)):
+            if sel.any():
+                after[sel] = bot.choose_moves(board[act[sel]], rolls[sel])[0]
+        won = terminal_points(after)
+        done = won > 0
+        fin = act[done]
+        g = game_of[fin]
+        points[g - first] = np.where(a_on_roll[fin], 1, -1) * won[done]
+        plies[g - first] = turn[fin] + 1
+        go = act[~done]
+        _swap_sides(after[~done], board, go)
+        a_on_roll[go] = ~a_on_roll[go]
+        turn[go] += 1
+        game_of[fin] = -1
+        refill = fin[: last - next_game]
+        if len(refill):
+            begin(refill, next_game)
+            next_game += len(refill)
+        if on_done is not None and len(fin):
+            on_done(len(fin))
+    return points, plies
 
 
 def _name(bot: Bot) -> str:
@@ -247,3 +260,65 @@ def _progress_bar(total: int, desc: str, enabled: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit="game", smoothing=0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# One match split among processes
+
+_WORKER_BOTS: tuple = ()
+
+
+def _worker_start(spec_a: str, spec_b: str, device: str) -> None:
+    """Load both bots once per process; one thread each, since the processes fill the cores."""
+    global _WORKER_BOTS
+    import torch
+
+    from bgnet.bots import load_bot
+
+    torch.set_num_threads(1)
+    _WORKER_BOTS = (load_bot(spec_a, device=device), load_bot(spec_b, device=device))
+
+
+def _worker_play(games: int, first: int, last: int, seed: int, duplicate: bool, batch: int):
+    bot_a, bot_b = _WORKER_BOTS
+    points, plies = play_range(bot_a, bot_b, games, first, last, seed, duplicate, batch)
+    return first, points, plies, _name(bot_a), _name(bot_b)
+
+
+def play_games_parallel(spec_a: str, spec_b: str, games: int, workers: int, seed: int = 0,
+                        duplicate: bool = True, batch: int = 2048, progress: bool = True,
+                        device: str = "cpu") -> MatchResult:
+    """:func:`play_games` with the games shared among ``workers`` processes, each loading the
+    bots from their specs (as ``bgnet eval`` names them). Every game gets the dice it gets in one
+    process, so the result is the same game for game; only the time differs.
+    """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    games, workers = int(games), int(workers)
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1; got {workers}")
+    if duplicate and games % 2:
+        raise ValueError(f"with duplicate dice games come in pairs: the number of games must be even; got {games}")
+    # Parts of whole pairs, several per worker so that the last ones finish together.
+    step = max(2, -(-games // (8 * workers)) // 2 * 2)
+    parts = [(lo, min(lo + step, games)) for lo in range(0, games, step)]
+    points = np.zeros(games, np.int64)
+    plies = np.zeros(games, np.int32)
+    bar = _progress_bar(games, f"{spec_a} vs {spec_b}", progress)
+    t0 = time.perf_counter()
+    # spawn, not fork: numba's threading layer and torch do not survive a fork once started.
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_start,
+                             initargs=(spec_a, spec_b, device)) as pool:
+        jobs = [pool.submit(_worker_play, games, lo, hi, seed, duplicate, batch) for lo, hi in parts]
+        try:
+            for job in as_completed(jobs):
+                lo, p, n, name_a, name_b = job.result()
+                points[lo:lo + len(p)], plies[lo:lo + len(n)] = p, n
+                if bar is not None:
+                    bar.update(len(p))
+        finally:
+            if bar is not None:
+                bar.close()
+    seconds = time.perf_counter() - t0
+    return summarize(points, plies, seconds, name_a, name_b, seed, duplicate)
