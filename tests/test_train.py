@@ -157,3 +157,16 @@ def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode != 0
     assert "broken.pt" in res.stderr
+
+
+def test_periodic_evaluation_against_random_repeats_with_the_seed():
+    from bgnet.nn.model import ValueNet
+    from bgnet.train.loop import evaluate_against
+
+    torch.manual_seed(0)
+    net = ValueNet("tesauro", 8)
+    first = evaluate_against(net, "cpu", ["random"], 40, seed=3)
+    again = evaluate_against(net, "cpu", ["random"], 40, seed=3)
+    other = evaluate_against(net, "cpu", ["random"], 40, seed=4)
+    assert first == again and first["random"]["games"] == 40
+    assert other != first

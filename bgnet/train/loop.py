@@ -140,7 +140,8 @@ class Learner:
 
 
 def evaluate_against(net, device: str, opponents, games: int, seed: int, previous: str | None = None):
-    """Results of the current net (0-ply) against each opponent spec; skips what isn't installed."""
+    """Results of the current net (0-ply) against each opponent spec; skips what isn't installed.
+    A plain ``random`` opponent draws its moves from ``seed`` too, so a run's figures repeat."""
     from bgnet.bots import load_bot
     from bgnet.evaluate.match import play_games
 
@@ -149,7 +150,7 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
     specs = list(opponents) + ([previous] if previous else [])
     for spec in specs:
         try:
-            opp = load_bot(spec, device=device)
+            opp = load_bot(f"random:{seed}" if str(spec).lower() == "random" else spec, device=device)
         except (ImportError, RuntimeError) as e:
             out[str(spec)] = {"skipped": str(e)}
             continue
