@@ -107,6 +107,16 @@ def test_bench_er_command(tmp_path, capsys):
     assert "60 decisions" in out and "random:1" in out and "gnubg:0" in out and "pubeval" in out
     d = json.loads(path.read_text())
     assert d["decisions"] == 60 and [r["bot"] for r in d["results"]] == ["random:1", "gnubg:0", "pubeval"]
+    # Each bot beside gnubg 0-ply on the same decisions: the mean difference is the difference of
+    # the means; its paired interval is no wider than the sum of the two intervals.
+    rows = {r["bot"]: r for r in d["results"]}
+    ref = rows["gnubg:0"]
+    assert "paired_ref" not in ref and "minus gnubg:0" in out
+    for name in ("random:1", "pubeval"):
+        r = rows[name]
+        assert r["paired_ref"] == "gnubg:0"
+        assert r["er_minus_ref"] == pytest.approx(r["er"] - ref["er"], abs=1e-9)
+        assert 0 < r["er_minus_ref_ci95"] <= r["er_ci95"] + ref["er_ci95"]
     with pytest.raises(SystemExit):
         bgnet_main(["bench", "er", "--bot", "no/such.pt", "--no-reference"])
     assert "no such checkpoint or bot" in capsys.readouterr().err

@@ -179,13 +179,19 @@ def bench_main(argv: list[str]) -> int:
         specs += [s for s in er_mod.REFERENCE_BOTS if s not in specs]
     if not specs:
         er.error("nothing to measure: give --bot SPEC, or drop --no-reference")
-    rows = []
+    rows, losses = [], {}
     for spec in specs:
         bot = _load(spec, a.device, er)
         try:
-            rows.append(er_mod.error_rate(bot, bench, name=spec))
+            losses[spec] = er_mod.decision_losses(bot, bench) * 1000.0
         finally:
             bot.close()
+        rows.append(er_mod.rate_row(losses[spec], bench, spec))
+    ref = er_mod.REFERENCE_BOTS[0]  # the measured bots side by side with gnubg 0-ply
+    if ref in losses:
+        for row in rows:
+            if row["bot"] != ref:
+                er_mod.add_paired(row, losses[row["bot"]], losses[ref], ref)
     print(er_mod.format_table(rows, bench))
     if a.json:
         er_mod.write_json(a.json, rows, bench)

@@ -136,16 +136,30 @@ def decision_losses(bot: Bot, bench: ErBenchmark) -> np.ndarray:
 
 def error_rate(bot: Bot, bench: ErBenchmark, name: str | None = None) -> dict:
     """Error rate in millipoints per decision, overall and by phase, with a 95 % interval."""
+    name = name or getattr(bot, "name", type(bot).__name__)
+    return rate_row(decision_losses(bot, bench) * 1000.0, bench, name)
+
+
+def rate_row(loss: np.ndarray, bench: ErBenchmark, name: str) -> dict:
+    """The figures of one bot from its losses (millipoints, one per decision)."""
     from bgnet.evaluate.stats import mean_ci95
 
-    loss = decision_losses(bot, bench) * 1000.0
     mean, ci = mean_ci95(loss)
-    row = {"bot": name or getattr(bot, "name", type(bot).__name__), "decisions": len(loss),
-           "er": mean, "er_ci95": ci, "blunder_rate": float((loss > 80.0).mean())}
+    row = {"bot": name, "decisions": len(loss), "er": mean, "er_ci95": ci,
+           "blunder_rate": float((loss > 80.0).mean())}
     for phase, classes in PHASES.items():
         sel = np.isin(bench.phase, classes)
         row[f"er_{phase}"] = float(loss[sel].mean()) if sel.any() else float("nan")
     return row
+
+
+def add_paired(row: dict, loss: np.ndarray, ref_loss: np.ndarray, ref: str) -> None:
+    """Add to ``row`` its error rate minus ``ref``'s on the same decisions, with a 95 % interval
+    of the paired differences (much tighter than the two intervals side by side)."""
+    from bgnet.evaluate.stats import mean_ci95
+
+    diff, ci = mean_ci95(loss - ref_loss)
+    row.update({"paired_ref": ref, "er_minus_ref": diff, "er_minus_ref_ci95": ci})
 
 
 def format_table(rows: list[dict], bench: ErBenchmark) -> str:
@@ -156,11 +170,19 @@ def format_table(rows: list[dict], bench: ErBenchmark) -> str:
     name_w = max([len("bot")] + [len(r["bot"]) for r in rows])
     lines = [head, f"{'bot':<{name_w}s}  {'all':>14s}  " + "  ".join(f"{p:>8s}" for p in PHASES)
              + f"  {'blunders':>8s}"]
+    refs = {r["paired_ref"] for r in rows if "paired_ref" in r}
+    if refs:
+        lines[1] += f"  {'minus ' + ', '.join(sorted(refs)):>16s}"
     for r in rows:
         lines.append(f"{r['bot']:<{name_w}s}  {r['er']:7.1f} ± {r['er_ci95']:4.1f}  "
                      + "  ".join(f"{r['er_' + p]:8.1f}" for p in PHASES)
-                     + f"  {100 * r['blunder_rate']:7.1f}%")
+                     + f"  {100 * r['blunder_rate']:7.1f}%"
+                     + (f"  {r['er_minus_ref']:+9.2f} ± {r['er_minus_ref_ci95']:4.2f}"
+                        if "paired_ref" in r else ""))
     lines.append("blunders: decisions losing more than 80 millipoints")
+    if refs:
+        lines.append(f"minus {', '.join(sorted(refs))}: the difference on the same decisions, "
+                     "with its paired 95 % interval")
     return "\n".join(lines)
 
 
