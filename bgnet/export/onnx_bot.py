@@ -133,8 +133,10 @@ def _compiled_forward(ev: OnnxEvaluator):
     from bgnet.engine.board import start_position
     from bgnet.engine.movegen import generate_batch
 
+    race = np.zeros((2, 25), np.int8)
+    race[:, :6] = (3, 3, 3, 2, 2, 2)  # both sides home: a race, for the race net of a split model
     rng = np.random.default_rng(0)
-    boards = np.repeat(start_position()[None], 64, axis=0)
+    boards = np.stack([start_position()] * 32 + [race] * 32)
     after, _, _ = generate_batch(boards, rng.integers(1, 7, size=(64, 2)))
     ref = super(OnnxEvaluator, ev)._run(after, True)
     if not np.allclose(fast.swapped(after), ref, atol=1e-4):
