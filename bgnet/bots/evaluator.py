@@ -42,6 +42,9 @@ class Evaluator:
     encoding: str = "tesauro"
     split: bool = False
     bearoff: bool = True  # answer bear-off positions from bgnet.bearoff's tables
+    # A bgnet.nn.fast.FastForward over the same weights, when a subclass has one: it maps boards
+    # straight to probabilities (no encoding buffer) and takes the place of ``_forward``.
+    fast = None
 
     def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
@@ -53,6 +56,8 @@ class Evaluator:
         return buf[:n]
 
     def _run(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
+        if self.fast is not None:
+            return self.fast.swapped(boards) if afterstates else self.fast.positions(boards)
         n = len(boards)
         if n == 0:
             return np.zeros((0, 5), np.float32)

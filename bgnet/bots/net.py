@@ -196,7 +196,8 @@ class NetBot(Bot):
                                 self.search.margin_1ply)
             if len(deep) > 1:
                 probs[deep] = self._afterstate_value(after[[cand[k] for k in deep]], 2)
-                deep = sorted(deep, key=lambda k: -money_equity(probs[k][None])[0])
+                eq2 = money_equity(probs)
+                deep = sorted(deep, key=lambda k: -eq2[k])
             order = deep + [k for k in order if k not in deep]
         return [(cand[k], probs[k]) for k in order]
 

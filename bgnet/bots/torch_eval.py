@@ -36,11 +36,6 @@ class NetEvaluator(Evaluator):
             if supports(self.net):
                 self.fast = FastForward(self.net)
 
-    def _run(self, boards: np.ndarray, afterstates: bool) -> np.ndarray:
-        if self.fast is None:
-            return super()._run(boards, afterstates)
-        return self.fast.swapped(boards) if afterstates else self.fast.positions(boards)
-
     @torch.no_grad()
     def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
         xt = torch.from_numpy(x).to(self.device)

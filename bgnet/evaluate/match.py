@@ -169,13 +169,7 @@ def play_games(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, duplicate: boo
     interval is computed from the pair means. ``seed`` fixes the dice (and so, for deterministic
     bots, every game).
     """
-    games = int(games)
-    if games < 1:
-        raise ValueError(f"a match needs at least one game; got {games}")
-    if duplicate and games % 2:
-        raise ValueError(f"with duplicate dice games come in pairs: the number of games must be even; got {games}")
-    if batch < 1:
-        raise ValueError(f"batch must be at least 1; got {batch}")
+    games = _check_match(games, duplicate, batch)
     bar = _progress_bar(games, f"{_name(bot_a)} vs {_name(bot_b)}", progress)
     t0 = time.perf_counter()
     try:
@@ -186,6 +180,18 @@ def play_games(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, duplicate: boo
             bar.close()
     seconds = time.perf_counter() - t0
     return summarize(points, plies, seconds, _name(bot_a), _name(bot_b), seed, duplicate)
+
+
+def _check_match(games: int, duplicate: bool, batch: int) -> int:
+    """The number of games, refused where it (or the batch) cannot make a match."""
+    games = int(games)
+    if games < 1:
+        raise ValueError(f"a match needs at least one game; got {games}")
+    if duplicate and games % 2:
+        raise ValueError(f"with duplicate dice games come in pairs: the number of games must be even; got {games}")
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1; got {batch}")
+    return games
 
 
 def play_range(bot_a: Bot, bot_b: Bot, games: int, first: int, last: int, seed: int = 0,
@@ -295,11 +301,9 @@ def play_games_parallel(spec_a: str, spec_b: str, games: int, workers: int, seed
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    games, workers = int(games), int(workers)
+    games, workers = _check_match(games, duplicate, batch), int(workers)
     if workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
-    if duplicate and games % 2:
-        raise ValueError(f"with duplicate dice games come in pairs: the number of games must be even; got {games}")
     # Parts of whole pairs, several per worker so that the last ones finish together.
     step = max(2, -(-games // (8 * workers)) // 2 * 2)
     parts = [(lo, min(lo + step, games)) for lo in range(0, games, step)]
