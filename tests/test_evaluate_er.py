@@ -120,3 +120,24 @@ def test_bench_er_command(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bgnet_main(["bench", "er", "--bot", "no/such.pt", "--no-reference"])
     assert "no such checkpoint or bot" in capsys.readouterr().err
+
+
+def test_workers_lose_the_same_equity_as_one_process(tmp_path, capsys):
+    """Decisions shared among processes are played as in one; bad --workers values are refused."""
+    from bgnet.bots import load_bot
+    from bgnet.evaluate.er import BATCH, decision_losses_parallel
+
+    shipped = "checkpoints/bgnet-default.onnx"
+    bench = BENCH.head(BATCH + 100)  # two parts, the second one short
+    seen = []
+    one = decision_losses(load_bot(shipped), bench)
+    two = decision_losses_parallel(shipped, bench, workers=2, on_done=seen.append)
+    assert np.array_equal(one, two) and sorted(seen) == [100, BATCH]
+    path = tmp_path / "er.json"
+    assert bgnet_main(["bench", "er", "--bot", shipped, "--no-reference", "--limit", "40",
+                       "--workers", "2", "--json", str(path)]) == 0
+    row = json.loads(path.read_text())["results"][0]
+    assert row["decisions"] == 40 and row["er"] == pytest.approx(1000 * one[:40].mean())
+    with pytest.raises(SystemExit):
+        bgnet_main(["bench", "er", "--bot", shipped, "--workers", "0"])
+    assert "--workers must be at least 1" in capsys.readouterr().err

@@ -160,6 +160,9 @@ def bench_main(argv: list[str]) -> int:
     er.add_argument("--limit", type=int, help="use only the first N decisions")
     er.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
     er.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    er.add_argument("--workers", type=int, default=1,
+                    help="share the decisions among this many processes, one core each (same "
+                         "losses; for deep search, default 1)")
     a = p.parse_args(argv)
     if a.what != "er":
         p.print_help()
@@ -174,18 +177,30 @@ def bench_main(argv: list[str]) -> int:
         if a.limit < 1:
             er.error(f"--limit must be at least 1; got {a.limit}")
         bench = bench.head(a.limit)
+    if a.workers < 1:
+        er.error(f"--workers must be at least 1; got {a.workers}")
     specs = list(a.bot)
     if not a.no_reference:
         specs += [s for s in er_mod.REFERENCE_BOTS if s not in specs]
     if not specs:
         er.error("nothing to measure: give --bot SPEC, or drop --no-reference")
     rows, losses = [], {}
+    from tqdm import tqdm
+
     for spec in specs:
-        bot = _load(spec, a.device, er)
-        try:
-            losses[spec] = er_mod.decision_losses(bot, bench) * 1000.0
-        finally:
-            bot.close()
+        bot = _load(spec, a.device, er)  # in this process too: a bad spec fails here, plainly
+        # The bar shows itself only on a terminal.
+        with tqdm(total=len(bench), desc=spec, unit="decision", disable=None, leave=False) as bar:
+            try:
+                if a.workers > 1:
+                    bot.close()
+                    loss = er_mod.decision_losses_parallel(spec, bench, a.workers, a.device,
+                                                           bar.update)
+                else:
+                    loss = er_mod.decision_losses(bot, bench, bar.update)
+            finally:
+                bot.close()
+        losses[spec] = loss * 1000.0
         rows.append(er_mod.rate_row(losses[spec], bench, spec))
     ref = er_mod.REFERENCE_BOTS[0]  # the measured bots side by side with gnubg 0-ply
     if ref in losses:

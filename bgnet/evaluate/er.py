@@ -118,17 +118,58 @@ def locate_moves(after, offsets, chosen):
     return out
 
 
-def decision_losses(bot: Bot, bench: ErBenchmark) -> np.ndarray:
-    """Equity the bot loses on each decision (best move's equity minus its move's)."""
+def decision_losses(bot: Bot, bench: ErBenchmark, on_done=None) -> np.ndarray:
+    """Equity the bot loses on each decision (best move's equity minus its move's).
+
+    ``on_done(n)``, if given, is called as each batch of ``n`` decisions is played."""
     chosen = np.empty_like(bench.boards)
     for lo in range(0, len(bench), BATCH):
         hi = min(lo + BATCH, len(bench))
-        chosen[lo:hi] = bot.choose_moves(bench.boards[lo:hi], bench.dice[lo:hi].astype(np.int64))[0]
+        chosen[lo:hi] = _choose(bot, bench.boards[lo:hi], bench.dice[lo:hi])
+        if on_done is not None:
+            on_done(hi - lo)
+    return _losses(bench, chosen, getattr(bot, "name", "the bot"))
+
+
+def decision_losses_parallel(spec: str, bench: ErBenchmark, workers: int, device: str = "cpu",
+                             on_done=None) -> np.ndarray:
+    """:func:`decision_losses` of the bot named by ``spec`` (as ``bgnet eval`` names bots), the
+    decisions shared among ``workers`` processes. Each decision is played as in one process, so
+    the losses are the same; only the time differs (for deep search)."""
+    from concurrent.futures import as_completed
+
+    from bgnet.evaluate import workers as worker_pool
+
+    chosen = np.empty_like(bench.boards)
+    name = spec
+    with worker_pool.pool(workers, (spec,), device) as pool:
+        jobs = [pool.submit(_worker_choose, lo, bench.boards[lo:lo + BATCH], bench.dice[lo:lo + BATCH])
+                for lo in range(0, len(bench), BATCH)]
+        for job in as_completed(jobs):
+            lo, part, name = job.result()
+            chosen[lo:lo + len(part)] = part
+            if on_done is not None:
+                on_done(len(part))
+    return _losses(bench, chosen, name)
+
+
+def _worker_choose(lo: int, boards: np.ndarray, dice: np.ndarray):
+    from bgnet.evaluate import workers as worker_pool
+
+    (bot,) = worker_pool.bots()
+    return lo, _choose(bot, boards, dice), getattr(bot, "name", "the bot")
+
+
+def _choose(bot: Bot, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+    return bot.choose_moves(boards, dice.astype(np.int64))[0]
+
+
+def _losses(bench: ErBenchmark, chosen: np.ndarray, name: str) -> np.ndarray:
     rows = locate_moves(bench.after, bench.offsets, chosen)
     bad = np.flatnonzero(rows < 0)
     if len(bad):
         raise RuntimeError(
-            f"{getattr(bot, 'name', 'the bot')} played a move that is not legal in decision {int(bad[0])}"
+            f"{name} played a move that is not legal in decision {int(bad[0])}"
             f" ({len(bad)} decisions in all)"
         )
     return bench.best_equity() - bench.equity[rows].astype(np.float64)

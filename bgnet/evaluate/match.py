@@ -20,6 +20,7 @@ from numba import njit
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import terminal_points
 from bgnet.engine.board import start_position
+from bgnet.evaluate import workers as worker_pool
 from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95
 
 DICE_BLOCK = 64  # rolls are drawn in blocks of this many turns, when a game first needs them
@@ -271,22 +272,8 @@ def _progress_bar(total: int, desc: str, enabled: bool):
 # ---------------------------------------------------------------------------------------------
 # One match split among processes
 
-_WORKER_BOTS: tuple = ()
-
-
-def _worker_start(spec_a: str, spec_b: str, device: str) -> None:
-    """Load both bots once per process; one thread each, since the processes fill the cores."""
-    global _WORKER_BOTS
-    import torch
-
-    from bgnet.bots import load_bot
-
-    torch.set_num_threads(1)
-    _WORKER_BOTS = (load_bot(spec_a, device=device), load_bot(spec_b, device=device))
-
-
 def _worker_play(games: int, first: int, last: int, seed: int, duplicate: bool, batch: int):
-    bot_a, bot_b = _WORKER_BOTS
+    bot_a, bot_b = worker_pool.bots()
     points, plies = play_range(bot_a, bot_b, games, first, last, seed, duplicate, batch)
     return first, points, plies, _name(bot_a), _name(bot_b)
 
@@ -298,22 +285,20 @@ def play_games_parallel(spec_a: str, spec_b: str, games: int, workers: int, seed
     bots from their specs (as ``bgnet eval`` names them). Every game gets the dice it gets in one
     process, so the result is the same game for game; only the time differs.
     """
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    games, workers = _check_match(games, duplicate, batch), int(workers)
-    if workers < 1:
+    games = _check_match(games, duplicate, batch)
+    n_workers = int(workers)
+    if n_workers < 1:
         raise ValueError(f"workers must be at least 1; got {workers}")
     # Parts of whole pairs, several per worker so that the last ones finish together.
-    step = max(2, -(-games // (8 * workers)) // 2 * 2)
+    step = max(2, -(-games // (8 * n_workers)) // 2 * 2)
     parts = [(lo, min(lo + step, games)) for lo in range(0, games, step)]
     points = np.zeros(games, np.int64)
     plies = np.zeros(games, np.int32)
     bar = _progress_bar(games, f"{spec_a} vs {spec_b}", progress)
     t0 = time.perf_counter()
-    # spawn, not fork: numba's threading layer and torch do not survive a fork once started.
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_start,
-                             initargs=(spec_a, spec_b, device)) as pool:
+    with worker_pool.pool(n_workers, (spec_a, spec_b), device) as pool:
         jobs = [pool.submit(_worker_play, games, lo, hi, seed, duplicate, batch) for lo, hi in parts]
         try:
             for job in as_completed(jobs):
