@@ -184,16 +184,15 @@ def bench_main(argv: list[str]) -> int:
         specs += [s for s in er_mod.REFERENCE_BOTS if s not in specs]
     if not specs:
         er.error("nothing to measure: give --bot SPEC, or drop --no-reference")
-    rows, losses = [], {}
     from tqdm import tqdm
 
+    rows, losses = [], {}
     for spec in specs:
-        bot = _load(spec, a.device, er)  # in this process too: a bad spec fails here, plainly
+        bot = _load(spec, a.device, er)  # also with workers: a bad spec fails here, plainly
         # The bar shows itself only on a terminal.
         with tqdm(total=len(bench), desc=spec, unit="decision", disable=None, leave=False) as bar:
             try:
                 if a.workers > 1:
-                    bot.close()
                     loss = er_mod.decision_losses_parallel(spec, bench, a.workers, a.device,
                                                            bar.update)
                 else:
