@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
+from bgnet.evaluate import workers as worker_pool
 
 DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "data", "er_benchmark.npz")
 REFERENCE_BOTS = ("gnubg:0", "pubeval")
@@ -138,8 +139,6 @@ def decision_losses_parallel(spec: str, bench: ErBenchmark, workers: int, device
     the losses are the same; only the time differs (for deep search)."""
     from concurrent.futures import as_completed
 
-    from bgnet.evaluate import workers as worker_pool
-
     chosen = np.empty_like(bench.boards)
     name = spec
     with worker_pool.pool(workers, (spec,), device) as pool:
@@ -154,8 +153,6 @@ def decision_losses_parallel(spec: str, bench: ErBenchmark, workers: int, device
 
 
 def _worker_choose(lo: int, boards: np.ndarray, dice: np.ndarray):
-    from bgnet.evaluate import workers as worker_pool
-
     (bot,) = worker_pool.bots()
     return lo, _choose(bot, boards, dice), getattr(bot, "name", "the bot")
 

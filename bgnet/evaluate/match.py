@@ -288,9 +288,7 @@ def play_games_parallel(spec_a: str, spec_b: str, games: int, workers: int, seed
     from concurrent.futures import as_completed
 
     games = _check_match(games, duplicate, batch)
-    n_workers = int(workers)
-    if n_workers < 1:
-        raise ValueError(f"workers must be at least 1; got {workers}")
+    n_workers = worker_pool.check_count(workers)
     # Parts of whole pairs, several per worker so that the last ones finish together.
     step = max(2, -(-games // (8 * n_workers)) // 2 * 2)
     parts = [(lo, min(lo + step, games)) for lo in range(0, games, step)]

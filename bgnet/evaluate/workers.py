@@ -26,13 +26,18 @@ def bots() -> tuple:
     return _BOTS
 
 
+def check_count(workers) -> int:
+    """The number of processes, refused below one."""
+    count = int(workers)
+    if count < 1:
+        raise ValueError(f"workers must be at least 1; got {workers}")
+    return count
+
+
 def pool(workers: int, specs: tuple[str, ...], device: str):
     """A process pool of ``workers`` processes, each with the bots of ``specs`` loaded."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    workers = int(workers)
-    if workers < 1:
-        raise ValueError(f"workers must be at least 1; got {workers}")
-    return ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=start,
+    return ProcessPoolExecutor(check_count(workers), mp_context=mp.get_context("spawn"), initializer=start,
                                initargs=(tuple(specs), device))
