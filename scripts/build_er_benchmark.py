@@ -2,15 +2,20 @@
 
 Decisions are drawn from self-play games of GNU Backgammon 0-ply and of pubeval (so they cover
 strong and weak play, and every phase: contact, crashed boards, races, bear-offs). For every
-decision every legal move gets a reference equity from GNU Backgammon at 2-ply: the equity of a
-move is minus the 1-ply evaluation, from the opponent's side, of the position it leaves (cubeless
-money equity E = 2w - 1 + wg - lg + wbg - lbg); a move that ends the game is worth its points.
-Decisions with a single legal move are dropped.
+decision every legal move gets a reference equity from GNU Backgammon at 1-ply: the position the
+move leaves, valued over the opponent's 21 rolls, each answered by its best reply at 0-ply
+(cubeless money equity E = 2w - 1 + wg - lg + wbg - lbg); a move that ends the game is worth its
+points. Decisions with a single legal move are dropped.
+
+A second pass adds a deeper reference: the best moves of each decision at 1-ply (at most 5, within
+0.16 of the best) valued again at 2-ply, two rolls ahead, as GNU Backgammon's move filters would
+choose them; the other moves keep their 1-ply equity. ``bgnet bench er --reference 2-ply`` uses it.
 
 The work is saved to ``--work`` every half minute and picked up again after an interruption.
 The shipped file is what the defaults build (20,000 decisions, seed 2024; about 20 minutes on one
-core). The decisions of a build are the first ones of any larger build with the same seed: the
-4,000-decision file shipped before is the first fifth of this one.
+core for the 1-ply pass, 45 for the 2-ply pass). The decisions of a build are the first ones of
+any larger build with the same seed: the 4,000-decision file shipped before is the first fifth of
+this one. ``--deepen-only`` runs the second pass alone on an existing file.
 
     python3 scripts/build_er_benchmark.py --work /tmp/er_work
 """
@@ -27,10 +32,11 @@ from bgnet.bots.gnubg_bots import GnubgBot, PubevalBot, import_gnubg_nn, money_e
 from bgnet.bots.simple import terminal_points
 from bgnet.engine.board import start_position, swap
 from bgnet.engine.movegen import generate
-from bgnet.evaluate.er import DEFAULT_PATH, save_benchmark
+from bgnet.evaluate.er import DEFAULT_PATH, save_benchmark, write_arrays
 
 SOURCES = ("gnubg:0", "pubeval")
-REFERENCE_PLY = 1  # 1-ply of the opponent's position = a 2-ply choice of the move
+REFERENCE_PLY = 1  # gnubg_nn.probabilities(position, 1): the 21 rolls, each best reply at 0-ply
+DEEP_PLY, DEEP_KEEP, DEEP_MARGIN = 2, 5, 0.16  # the second pass: best 5 at 1-ply within 0.16
 SAVE_EVERY_S = 30.0  # seconds of work an interruption can lose
 
 
@@ -85,9 +91,19 @@ def main(argv=None) -> int:
     p.add_argument("--take", type=float, default=0.08, help="chance a decision of a game is kept")
     p.add_argument("--work", required=True, help="folder for the partial results (resumable)")
     p.add_argument("--out", default=DEFAULT_PATH)
+    p.add_argument("--deepen-only", action="store_true",
+                   help="only add the 2-ply reference to the existing file at --out")
     a = p.parse_args(argv)
     g = import_gnubg_nn()
     os.makedirs(a.work, exist_ok=True)
+    if not a.deepen_only:
+        build(g, a)
+    deepen(g, a.out, a.work)
+    return 0
+
+
+def build(g, a) -> None:
+    """The first pass: sample the decisions and value every legal move at 1-ply."""
     pos_file = os.path.join(a.work, "decisions.npz")
     if os.path.exists(pos_file):
         z = np.load(pos_file)
@@ -119,11 +135,66 @@ def main(argv=None) -> int:
             print(f"{i + 1}/{len(boards)} decisions, {rate:.2f}/s,"
                   f" about {(len(boards) - i - 1) / rate / 60:.0f} min left", flush=True)
     phase = np.array([g.classify(b.tolist()) for b in boards], np.int8)
-    save_benchmark(a.out, boards, dice, afters, equities, phase, source,
-                   sources=SOURCES, reference=f"gnubg-nn {_version('gnubg-nn')} 2-ply "
-                   "(minus 1-ply of the opponent's position), cubeless money equity")
+    save_benchmark(a.out, boards, dice, afters, equities, phase, source, sources=SOURCES,
+                   reference=reference_1ply())
     print(f"written {a.out}: {len(boards)} decisions, {sum(len(x) for x in afters)} moves")
-    return 0
+
+
+def reference_1ply() -> str:
+    return (f"gnubg-nn {_version('gnubg-nn')} 1-ply (the opponent's 21 rolls, each best reply at "
+            "0-ply), cubeless money equity")
+
+
+def deep_equities(g, after: np.ndarray, eq1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One decision's moves valued again at 2-ply where they are among the best at 1-ply
+    (``eq1``, float32 as stored); returns the equities and which moves were searched."""
+    eq = eq1.astype(np.float64)
+    searched = np.zeros(len(eq1), bool)
+    order = np.argsort(-eq1, kind="stable")
+    for r in order[:DEEP_KEEP]:
+        if eq1[r] < eq1[order[0]] - DEEP_MARGIN:
+            break
+        if terminal_points(after[r][None])[0] > 0:
+            continue  # a move that ends the game is worth its points at any depth
+        eq[r] = -money_equity(np.array(g.probabilities(swap(after[r]).tolist(), DEEP_PLY)))
+        searched[r] = True
+    return eq, searched
+
+
+def deepen(g, path: str, work: str) -> None:
+    """The second pass: add the 2-ply reference (``equity_2ply``) to the benchmark at ``path``."""
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    off, after, eq1 = arrays["offsets"], arrays["after"], arrays["equity"]
+    n = len(off) - 1
+    eq2 = eq1.astype(np.float64)
+    searched = np.zeros(len(eq1), bool)
+    part_file = os.path.join(work, "deep.npz")
+    start = 0
+    if os.path.exists(part_file):
+        with np.load(part_file) as p:
+            start = int(p["decisions"])
+            m = off[start]
+            eq2[:m], searched[:m] = p["equity"][:m], p["searched"][:m]
+    t0 = last_save = time.time()
+    for d in range(start, n):
+        s, e = off[d], off[d + 1]
+        eq2[s:e], searched[s:e] = deep_equities(g, after[s:e], eq1[s:e])
+        if time.time() - last_save > SAVE_EVERY_S or d + 1 == n:
+            m = off[d + 1]
+            write_arrays(part_file, decisions=np.array(d + 1), equity=eq2[:m], searched=searched[:m])
+            last_save = time.time()
+            rate = (d + 1 - start) / (time.time() - t0)
+            print(f"2-ply: {d + 1}/{n} decisions, {rate:.2f}/s,"
+                  f" about {(n - d - 1) / rate / 60:.0f} min left", flush=True)
+    arrays.update(
+        reference=np.array(reference_1ply()),  # files built before this pass was added said "2-ply"
+        equity_2ply=eq2.astype(np.float32), searched_2ply=searched,
+        reference_2ply=np.array(
+            f"gnubg-nn {_version('gnubg-nn')} 2-ply for the best {DEEP_KEEP} moves at 1-ply within "
+            f"{DEEP_MARGIN} (the rest at 1-ply), cubeless money equity"))
+    write_arrays(path, **arrays)
+    print(f"written {path}: {int(searched.sum())} moves valued at 2-ply")
 
 
 def _version(dist: str) -> str:

@@ -11,8 +11,8 @@ from bgnet.bots.base import Bot
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli import main as bgnet_main
 from bgnet.engine.movegen import generate
-from bgnet.evaluate.er import (ErBenchmark, decision_losses, error_rate, load_benchmark,
-                               save_benchmark)
+from bgnet.evaluate.er import (DEFAULT_PATH, ErBenchmark, decision_losses, error_rate,
+                               load_benchmark, losses_of, save_benchmark)
 
 HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
 needs_gnubg = pytest.mark.skipif(not HAVE_GNUBG, reason="needs the gnubg-nn reference package")
@@ -82,11 +82,47 @@ def test_save_load_round_trip_and_file_errors(tmp_path):
         load_benchmark(str(tmp_path / "other.npz"))
     with pytest.raises(ValueError, match="one entry per decision"):
         save_benchmark(path, small.boards, small.dice, afters[:2], eqs, small.phase, small.source)
+    with pytest.raises(ValueError, match="no 2-ply reference equities"):
+        load_benchmark(path, reference="2-ply")
+    with pytest.raises(ValueError, match="reference must be one of 1-ply, 2-ply"):
+        load_benchmark(path, reference="3-ply")
+
+
+def test_the_2ply_reference_revalues_only_the_best_moves_at_1ply():
+    deep = load_benchmark(reference="2-ply")
+    with np.load(DEFAULT_PATH) as z:
+        searched = z["searched_2ply"]
+    assert np.array_equal(deep.after, BENCH.after) and "2-ply" in deep.reference
+    # Moves left out of the search keep their 1-ply equity; the searched ones are among the best
+    # five at 1-ply, within 0.16 of the best.
+    assert np.array_equal(deep.equity[~searched], BENCH.equity[~searched])
+    assert 0.1 < searched.mean() < 0.5 and np.any(deep.equity[searched] != BENCH.equity[searched])
+    best = BENCH.best_equity()
+    for d in range(0, len(BENCH), 13):
+        s, e = BENCH.offsets[d], BENCH.offsets[d + 1]
+        rows = np.flatnonzero(searched[s:e])
+        assert len(rows) <= 5 and np.all(BENCH.equity[s:e][rows] >= best[d] - 0.16 - 1e-6)
 
 
 @pytest.mark.gnubg
 @needs_gnubg
-def test_reference_equities_are_gnubg_2ply_and_bots_rank_as_expected():
+def test_the_2ply_reference_is_gnubg_at_2ply():
+    import gnubg_nn
+
+    from bgnet.bots.gnubg_bots import money_equity
+    from bgnet.engine.board import swap
+
+    deep = load_benchmark(reference="2-ply")
+    with np.load(DEFAULT_PATH) as z:
+        rows = np.flatnonzero(z["searched_2ply"])[::4000]
+    for r in rows:
+        probs = np.array(gnubg_nn.probabilities(swap(deep.after[r]).tolist(), 2))
+        assert deep.equity[r] == pytest.approx(-money_equity(probs), abs=1e-5)
+
+
+@pytest.mark.gnubg
+@needs_gnubg
+def test_reference_equities_are_gnubg_1ply_and_bots_rank_as_expected():
     from bgnet.bots import load_bot
 
     # GNU Backgammon at 1-ply values a move exactly as the reference does: it never loses.
@@ -122,6 +158,27 @@ def test_bench_er_command(tmp_path, capsys):
     assert "no such checkpoint or bot" in capsys.readouterr().err
 
 
+def test_bench_er_scores_the_same_choices_against_both_references(tmp_path, capsys):
+    """By default the moves are scored against the 2-ply reference, then the 1-ply one."""
+    path = tmp_path / "er.json"
+    assert bgnet_main(["bench", "er", "--bot", "random:3", "--no-reference", "--limit", "50",
+                       "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("50 decisions") == 2 and out.index("2-ply for the best 5") < out.index("1-ply (")
+    d = json.loads(path.read_text())
+    (other,) = d["other_references"]
+    assert "2-ply" in d["reference"] and "1-ply" in other["reference"]
+    chosen = RandomBot(3).choose_moves(BENCH.boards[:50], BENCH.dice[:50].astype(np.int64))[0]
+    for bench, rows in ((load_benchmark(reference="2-ply").head(50), d["results"]),
+                        (BENCH.head(50), other["results"])):
+        assert rows[0]["er"] == pytest.approx(1000 * losses_of(bench, chosen).mean())
+    assert bgnet_main(["bench", "er", "--bot", "random:3", "--no-reference", "--limit", "50",
+                       "--reference", "1-ply", "--json", str(path)]) == 0
+    assert "2-ply" not in capsys.readouterr().out
+    d = json.loads(path.read_text())
+    assert "other_references" not in d and d["results"][0]["er"] == pytest.approx(other["results"][0]["er"])
+
+
 def test_workers_lose_the_same_equity_as_one_process(tmp_path, capsys):
     """Decisions shared among processes are played as in one; bad --workers values are refused."""
     from bgnet.bots import load_bot
@@ -135,7 +192,7 @@ def test_workers_lose_the_same_equity_as_one_process(tmp_path, capsys):
     assert np.array_equal(one, two) and sorted(seen) == [100, BATCH]
     path = tmp_path / "er.json"
     assert bgnet_main(["bench", "er", "--bot", shipped, "--no-reference", "--limit", "40",
-                       "--workers", "2", "--json", str(path)]) == 0
+                       "--workers", "2", "--reference", "1-ply", "--json", str(path)]) == 0
     row = json.loads(path.read_text())["results"][0]
     assert row["decisions"] == 40 and row["er"] == pytest.approx(1000 * one[:40].mean())
     with pytest.raises(SystemExit):

@@ -147,16 +147,22 @@ def bench_main(argv: list[str]) -> int:
     """``bgnet bench er [--bot SPEC]``: benchmarks, one subcommand each."""
     p = argparse.ArgumentParser(prog="bgnet bench", description="Benchmarks of playing strength.")
     sub = p.add_subparsers(dest="what", metavar="{er}")
-    er = sub.add_parser("er", help="checker-play error rate against GNU Backgammon 2-ply equities",
+    er = sub.add_parser("er", help="checker-play error rate against GNU Backgammon's equities",
                         description="Mean equity lost per checker-play decision, in millipoints, "
                                     "measured on a shipped file of decisions whose every legal move "
-                                    "was valued by GNU Backgammon at 2-ply; gnubg 0-ply and pubeval "
+                                    "was valued by GNU Backgammon at 1-ply, and the best of them "
+                                    "at 2-ply (two rolls ahead) as well; gnubg 0-ply and pubeval "
                                     "are measured on the same decisions for comparison.")
     er.add_argument("--bot", action="append", default=[], metavar="SPEC",
                     help=f"a bot to measure (repeatable): {BOT_HELP}")
     er.add_argument("--file", help="benchmark file (default: the one shipped with bgnet)")
     er.add_argument("--no-reference", action="store_true",
                     help="do not measure gnubg 0-ply and pubeval alongside")
+    er.add_argument("--reference", choices=("2-ply", "1-ply", "both"),
+                    help="judge moves by GNU Backgammon's 2-ply equities (the best 5 moves at "
+                         "1-ply within 0.16 searched two rolls ahead, the rest at 1-ply), by its "
+                         "1-ply equities (every move), or both, one table each (the default, where "
+                         "the file has both)")
     er.add_argument("--limit", type=int, help="use only the first N decisions")
     er.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
     er.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
@@ -170,13 +176,14 @@ def bench_main(argv: list[str]) -> int:
     from bgnet.evaluate import er as er_mod
 
     try:
-        bench = er_mod.load_benchmark(a.file)
+        refs = _er_references(er_mod, a.reference, a.file)
+        benches = [er_mod.load_benchmark(a.file, r) for r in refs]
     except (FileNotFoundError, ValueError) as e:
         er.error(str(e))
     if a.limit is not None:
         if a.limit < 1:
             er.error(f"--limit must be at least 1; got {a.limit}")
-        bench = bench.head(a.limit)
+        benches = [b.head(a.limit) for b in benches]
     if a.workers < 1:
         er.error(f"--workers must be at least 1; got {a.workers}")
     specs = list(a.bot)
@@ -184,33 +191,46 @@ def bench_main(argv: list[str]) -> int:
         specs += [s for s in er_mod.REFERENCE_BOTS if s not in specs]
     if not specs:
         er.error("nothing to measure: give --bot SPEC, or drop --no-reference")
-    from tqdm import tqdm
-
-    rows, losses = [], {}
-    for spec in specs:
-        bot = _load(spec, a.device, er)  # also with workers: a bad spec fails here, plainly
-        # The bar shows itself only on a terminal.
-        with tqdm(total=len(bench), desc=spec, unit="decision", disable=None, leave=False) as bar:
-            try:
-                if a.workers > 1:
-                    loss = er_mod.decision_losses_parallel(spec, bench, a.workers, a.device,
-                                                           bar.update)
-                else:
-                    loss = er_mod.decision_losses(bot, bench, bar.update)
-            finally:
-                bot.close()
-        losses[spec] = loss * 1000.0
-        rows.append(er_mod.rate_row(losses[spec], bench, spec))
-    ref = er_mod.REFERENCE_BOTS[0]  # the measured bots side by side with gnubg 0-ply
-    if ref in losses:
-        for row in rows:
-            if row["bot"] != ref:
-                er_mod.add_paired(row, losses[row["bot"]], losses[ref], ref)
-    print(er_mod.format_table(rows, bench))
+    choices = {spec: _er_choices(er_mod, spec, benches[0], a, er) for spec in specs}
+    tables = []
+    for bench in benches:  # each bot's choices scored against each reference
+        losses = {spec: er_mod.losses_of(bench, c, spec) * 1000.0 for spec, c in choices.items()}
+        rows = [er_mod.rate_row(loss, bench, spec) for spec, loss in losses.items()]
+        ref = er_mod.REFERENCE_BOTS[0]  # the measured bots side by side with gnubg 0-ply
+        if ref in losses:
+            for row in rows:
+                if row["bot"] != ref:
+                    er_mod.add_paired(row, losses[row["bot"]], losses[ref], ref)
+        print(er_mod.format_table(rows, bench))
+        print(f"reference: {bench.reference}")
+        tables.append((bench, rows))
     if a.json:
-        er_mod.write_json(a.json, rows, bench)
+        er_mod.write_json(a.json, tables)
         print(f"written to {a.json}")
     return 0
+
+
+def _er_references(er_mod, asked: str | None, path: str | None) -> tuple[str, ...]:
+    """The references to score against: the deeper one first."""
+    if asked == "both" or (asked is None and er_mod.has_deep_reference(path)):
+        return ("2-ply", "1-ply")
+    return (asked or "1-ply",)
+
+
+def _er_choices(er_mod, spec: str, bench, a, er):
+    """The moves the bot named ``spec`` chooses on the benchmark's decisions."""
+    from tqdm import tqdm
+
+    bot = _load(spec, a.device, er)  # also with workers: a bad spec fails here, plainly
+    # The bar shows itself only on a terminal.
+    with tqdm(total=len(bench), desc=spec, unit="decision", disable=None, leave=False) as bar:
+        try:
+            if a.workers > 1:
+                return er_mod.decision_choices_parallel(spec, bench, a.workers, a.device,
+                                                        bar.update)[0]
+            return er_mod.decision_choices(bot, bench, bar.update)
+        finally:
+            bot.close()
 
 
 def tournament_main(argv: list[str]) -> int:

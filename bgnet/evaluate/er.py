@@ -1,8 +1,11 @@
 """Checker-play error rate: how much equity a bot gives away per decision, against a reference.
 
 The benchmark file holds decisions (a position and a roll with at least two legal moves) and, for
-every legal move of each, a reference equity from GNU Backgammon at 2-ply (see
-``scripts/build_er_benchmark.py``). A bot's error on a decision is the best move's equity minus
+every legal move of each, a reference equity from GNU Backgammon at 1-ply: the position the move
+leaves, valued over the opponent's 21 rolls, each answered by its best reply at 0-ply (see
+``scripts/build_er_benchmark.py``). A deeper second reference, GNU Backgammon at 2-ply (two rolls
+ahead) for each decision's best moves at 1-ply, is chosen with ``reference="2-ply"``; it judges a
+bot that searches two rolls ahead on its own terms, and shares less with gnubg 0-ply's net. A bot's error on a decision is the best move's equity minus
 the equity of the move it chose; its error rate is the mean over decisions, in millipoints
 (thousandths of a point), the unit GNU Backgammon's own benchmarks use.
 """
@@ -20,6 +23,9 @@ from bgnet.evaluate import workers as worker_pool
 
 DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "data", "er_benchmark.npz")
 REFERENCE_BOTS = ("gnubg:0", "pubeval")
+# The reference equities a file can hold: 1-ply for every move (always), 2-ply for the best moves.
+REFERENCES = ("1-ply", "2-ply")
+DEEP_KEYS = ("equity_2ply", "searched_2ply", "reference_2ply")
 # gnubg_nn.classify values grouped into the phases GNU Backgammon's benchmarks report.
 PHASES = {"contact": (5,), "crashed": (4,), "race": (1, 2, 3)}
 BATCH = 512  # decisions handed to a bot at once
@@ -59,25 +65,37 @@ class ErBenchmark:
 
 
 def save_benchmark(path: str, boards, dice, afters: list, equities: list, phase, source,
-                   sources=(), reference: str = "") -> None:
-    """Write a benchmark file (compressed .npz) from per-decision lists of moves and equities."""
+                   sources=(), reference: str = "", extra: dict | None = None) -> None:
+    """Write a benchmark file (compressed .npz) from per-decision lists of moves and equities.
+
+    ``extra``: more arrays to store, such as the 2-ply reference (``DEEP_KEYS``)."""
     if not (len(boards) == len(dice) == len(afters) == len(equities) == len(phase) == len(source)):
         raise ValueError("boards, dice, moves, equities, phases and sources must have one entry per decision")
     offsets = np.concatenate([[0], np.cumsum([len(a) for a in afters])]).astype(np.int64)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp.npz"
-    np.savez_compressed(
-        tmp, boards=np.asarray(boards, np.int8), dice=np.asarray(dice, np.int8), offsets=offsets,
+    write_arrays(
+        path, boards=np.asarray(boards, np.int8), dice=np.asarray(dice, np.int8), offsets=offsets,
         after=np.concatenate(afters).astype(np.int8),
         equity=np.concatenate(equities).astype(np.float32),
         phase=np.asarray(phase, np.int8), source=np.asarray(source, np.int8),
-        sources=np.array(list(sources)), reference=np.array(reference),
+        sources=np.array(list(sources)), reference=np.array(reference), **(extra or {}),
     )
+
+
+def write_arrays(path: str, **arrays) -> None:
+    """Write arrays to a compressed .npz atomically: a reader never sees half a file."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.npz"
+    np.savez_compressed(tmp, **arrays)
     os.replace(tmp, path)
 
 
-def load_benchmark(path: str | None = None) -> ErBenchmark:
-    """Read a benchmark file (the shipped one by default), checking its arrays agree."""
+def load_benchmark(path: str | None = None, reference: str = "1-ply") -> ErBenchmark:
+    """Read a benchmark file (the shipped one by default), checking its arrays agree.
+
+    ``reference``: which reference equities to judge moves by, ``"1-ply"`` (every file has them)
+    or ``"2-ply"`` (a file that has them; moves outside its search keep their 1-ply equity)."""
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}; got {reference!r}")
     path = path or DEFAULT_PATH
     if not os.path.exists(path):
         raise FileNotFoundError(
@@ -90,12 +108,29 @@ def load_benchmark(path: str | None = None) -> ErBenchmark:
         b = ErBenchmark(z["boards"], z["dice"], z["offsets"], z["after"], z["equity"], z["phase"],
                         z["source"], tuple(str(s) for s in z["sources"]) if "sources" in z.files else (),
                         str(z["reference"]) if "reference" in z.files else "")
+        if reference == "2-ply":
+            if not set(DEEP_KEYS) <= set(z.files):
+                raise ValueError(f"{path!r} has no 2-ply reference equities; add them with "
+                                 "scripts/build_er_benchmark.py --deepen-only")
+            b.equity, b.reference = z["equity_2ply"], str(z["reference_2ply"])
     d = len(b.boards)
     if b.offsets.shape != (d + 1,) or b.offsets[-1] != len(b.after) or len(b.equity) != len(b.after):
         raise ValueError(f"{path!r} is inconsistent: offsets, moves and equities do not line up")
     if np.any(np.diff(b.offsets) < 2):
         raise ValueError(f"{path!r} has a decision with fewer than two legal moves")
     return b
+
+
+def has_deep_reference(path: str | None = None) -> bool:
+    """Whether the benchmark file (the shipped one by default) holds 2-ply reference equities."""
+    path = path or DEFAULT_PATH
+    if not os.path.exists(path):
+        return False
+    try:
+        with np.load(path) as z:
+            return set(DEEP_KEYS) <= set(z.files)
+    except (OSError, ValueError):  # not an .npz: load_benchmark says what is wrong with it
+        return False
 
 
 @njit(cache=True)
@@ -123,13 +158,19 @@ def decision_losses(bot: Bot, bench: ErBenchmark, on_done=None) -> np.ndarray:
     """Equity the bot loses on each decision (best move's equity minus its move's).
 
     ``on_done(n)``, if given, is called as each batch of ``n`` decisions is played."""
+    return losses_of(bench, decision_choices(bot, bench, on_done), getattr(bot, "name", "the bot"))
+
+
+def decision_choices(bot: Bot, bench: ErBenchmark, on_done=None) -> np.ndarray:
+    """The afterstate the bot chooses in each decision (scored by :func:`losses_of`, against
+    one reference or several: the choice does not depend on the reference)."""
     chosen = np.empty_like(bench.boards)
     for lo in range(0, len(bench), BATCH):
         hi = min(lo + BATCH, len(bench))
         chosen[lo:hi] = _choose(bot, bench.boards[lo:hi], bench.dice[lo:hi])
         if on_done is not None:
             on_done(hi - lo)
-    return _losses(bench, chosen, getattr(bot, "name", "the bot"))
+    return chosen
 
 
 def decision_losses_parallel(spec: str, bench: ErBenchmark, workers: int, device: str = "cpu",
@@ -137,6 +178,13 @@ def decision_losses_parallel(spec: str, bench: ErBenchmark, workers: int, device
     """:func:`decision_losses` of the bot named by ``spec`` (as ``bgnet eval`` names bots), the
     decisions shared among ``workers`` processes. Each decision is played as in one process, so
     the losses are the same; only the time differs (for deep search)."""
+    chosen, name = decision_choices_parallel(spec, bench, workers, device, on_done)
+    return losses_of(bench, chosen, name)
+
+
+def decision_choices_parallel(spec: str, bench: ErBenchmark, workers: int, device: str = "cpu",
+                              on_done=None) -> tuple[np.ndarray, str]:
+    """:func:`decision_choices` in ``workers`` processes; also returns the bot's name."""
     from concurrent.futures import as_completed
 
     chosen = np.empty_like(bench.boards)
@@ -149,7 +197,7 @@ def decision_losses_parallel(spec: str, bench: ErBenchmark, workers: int, device
             chosen[lo:lo + len(part)] = part
             if on_done is not None:
                 on_done(len(part))
-    return _losses(bench, chosen, name)
+    return chosen, name
 
 
 def _worker_choose(lo: int, boards: np.ndarray, dice: np.ndarray):
@@ -161,7 +209,9 @@ def _choose(bot: Bot, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
     return bot.choose_moves(boards, dice.astype(np.int64))[0]
 
 
-def _losses(bench: ErBenchmark, chosen: np.ndarray, name: str) -> np.ndarray:
+def losses_of(bench: ErBenchmark, chosen: np.ndarray, name: str = "the bot") -> np.ndarray:
+    """Equity lost on each decision by choosing the afterstates ``chosen`` (one per decision);
+    ``name`` names the bot if one of them is not a legal move."""
     rows = locate_moves(bench.after, bench.offsets, chosen)
     bad = np.flatnonzero(rows < 0)
     if len(bad):
@@ -224,8 +274,13 @@ def format_table(rows: list[dict], bench: ErBenchmark) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: str, rows: list[dict], bench: ErBenchmark) -> None:
-    """Write the figures and the benchmark's description as JSON."""
+def write_json(path: str, tables: list) -> None:
+    """Write the figures and each benchmark's description as JSON. ``tables``: (benchmark, rows)
+    pairs, one per reference; the first at the top level, any others under "other_references"."""
+    (bench, rows), rest = tables[0], tables[1:]
+    out = {"decisions": len(bench), "reference": bench.reference, "results": rows}
+    if rest:
+        out["other_references"] = [{"reference": b.reference, "results": r} for b, r in rest]
     with open(path, "w") as f:
-        json.dump({"decisions": len(bench), "reference": bench.reference, "results": rows}, f, indent=2)
+        json.dump(out, f, indent=2)
         f.write("\n")
