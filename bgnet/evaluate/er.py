@@ -5,9 +5,11 @@ every legal move of each, a reference equity from GNU Backgammon at 1-ply: the p
 leaves, valued over the opponent's 21 rolls, each answered by its best reply at 0-ply (see
 ``scripts/build_er_benchmark.py``). A deeper second reference, GNU Backgammon at 2-ply (two rolls
 ahead) for each decision's best moves at 1-ply, is chosen with ``reference="2-ply"``; it judges a
-bot that searches two rolls ahead on its own terms, and shares less with gnubg 0-ply's net. A bot's error on a decision is the best move's equity minus
-the equity of the move it chose; its error rate is the mean over decisions, in millipoints
-(thousandths of a point), the unit GNU Backgammon's own benchmarks use.
+bot that searches two rolls ahead on its own terms, and shares less with gnubg 0-ply's net.
+
+A bot's error on a decision is the best move's equity minus the equity of the move it chose; its
+error rate is the mean over decisions, in millipoints (thousandths of a point), the unit GNU
+Backgammon's own benchmarks use.
 """
 from __future__ import annotations
 
