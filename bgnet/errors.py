@@ -1,0 +1,38 @@
+"""Errors that a person causes, and the exit codes the ``bgnet`` command gives them.
+
+Every verb reports a person's mistake in one line on standard error, ``bgnet VERB: error: ...``,
+and exits with the code of its kind, the same in every verb:
+
+* ``2`` (:data:`EXIT_USAGE`): a bad argument or value on the command line: an unknown option, a
+  seed below 0, an unknown device, a malformed Position ID, dice outside 1..6, an output path
+  whose folder does not exist or that names a folder, a config value out of range;
+* ``3`` (:data:`EXIT_INPUT`): an input file that cannot be used: missing, empty, truncated,
+  corrupt, of the wrong kind, or one that would need running code to load;
+* ``130``: interrupted (Ctrl-C).
+
+Library code raises the exception classes below (or its own ``ValueError`` subclasses, which
+the command maps to the same codes); it never calls ``sys.exit`` itself.
+"""
+from __future__ import annotations
+
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_INTERRUPTED = 130
+
+
+class UserError(Exception):
+    """A mistake in what a person asked for; ``exit_code`` is what the command exits with."""
+
+    exit_code = EXIT_USAGE
+
+
+class BadArgument(UserError, ValueError):
+    """A command-line argument or value that cannot be used (exit code 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class BadInputFile(UserError, ValueError):
+    """An input file that cannot be used: missing, corrupt, foreign or unsafe (exit code 3)."""
+
+    exit_code = EXIT_INPUT
