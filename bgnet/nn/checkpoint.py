@@ -9,31 +9,78 @@ A checkpoint is one ``torch.save`` dict:
 
 Writing goes to a temporary file in the same directory, is flushed to disk, then renamed over the
 target, so a kill at any moment leaves either the old checkpoint or the new one, never half of one.
+
+Reading never runs code from the file. A checkpoint is a pickle inside a zip, and a pickle can name
+any Python callable to rebuild an object; bgnet reads it with torch's restricted unpickler
+(``weights_only=True``), which builds only tensors, plain containers, numbers and strings, plus
+numpy's scalar and array types (checkpoints of earlier bgnet versions hold numpy numbers in their
+metrics). A file that names anything else is refused before that thing is touched, with a
+:class:`CheckpointError` naming the file. Writing converts numpy values to plain Python ones, so
+new checkpoints need none of the numpy allowances.
 """
 from __future__ import annotations
 
 import io
 import os
+import pickle
+import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from bgnet.atomic import write_atomic
+from bgnet.errors import BadInputFile
 
 FORMAT = "bgnet-checkpoint"
 VERSION = 1
 
 
-class CheckpointError(ValueError):
+class CheckpointError(BadInputFile):
     """A checkpoint file that cannot be used; the message names the file and what is wrong."""
+
+
+def _numpy_data_types() -> list:
+    """numpy's array and scalar reconstructors: they rebuild data from bytes and call nothing else."""
+    try:
+        from numpy._core import multiarray  # numpy 2
+    except ImportError:  # pragma: no cover - numpy 1.x
+        from numpy.core import multiarray
+
+    kinds = [np.dtype, np.ndarray, multiarray._reconstruct, multiarray.scalar]
+    kinds += [getattr(np.dtypes, n) for n in dir(np.dtypes) if n.endswith("DType")]
+    return kinds
+
+
+def plain(value):
+    """``value`` with numpy scalars and arrays turned into Python numbers and lists, recursively
+    through dicts, lists and tuples; containers without numpy values inside are returned as they
+    are (a state dict keeps its metadata).
+
+    >>> plain({"ppg": np.float64(0.25), "n": [np.int64(3)], "a": np.arange(2)})
+    {'ppg': 0.25, 'n': [3], 'a': [0, 1]}
+    """
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    if isinstance(value, dict):
+        items = {k: plain(v) for k, v in value.items()}
+        if all(items[k] is v for k, v in value.items()):
+            return value
+        return type(value)(items)
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        items = [plain(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items)
+    return value
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
     """Atomically write ``payload`` (plus format tags) to ``path``; returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = dict(payload)
+    data = plain(dict(payload))
     data["format"], data["version"] = FORMAT, VERSION
     buf = io.BytesIO()
     torch.save(data, buf)
@@ -48,17 +95,37 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
     if path.stat().st_size == 0:
         raise CheckpointError(f"checkpoint {path} is empty (0 bytes): it was never completely written")
     try:
-        data = torch.load(path, map_location=map_location, weights_only=False)
+        with torch.serialization.safe_globals(_numpy_data_types()):
+            data = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise CheckpointError(_refusal(path, e)) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
-        raise CheckpointError(f"checkpoint {path} is truncated or corrupt and cannot be read ({e})") from None
-    except Exception as e:  # unpickling of arbitrary garbage can raise nearly anything
-        raise CheckpointError(f"checkpoint {path} is not a readable bgnet checkpoint ({type(e).__name__}: {e})") from None
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt and cannot be read ({_first_line(e)})") from None
+    except Exception as e:  # the restricted unpickler on arbitrary garbage can raise nearly anything
+        raise CheckpointError(f"checkpoint {path} is not a readable bgnet checkpoint "
+                              f"({type(e).__name__}: {_first_line(e)})") from None
+    data = plain(data)  # numpy numbers in checkpoints of earlier versions
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a bgnet checkpoint (no '{FORMAT}' tag)")
     for key in ("net_config", "net_state"):
         if key not in data:
             raise CheckpointError(f"checkpoint {path} lacks '{key}'")
     return data
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _refusal(path: Path, error: BaseException) -> str:
+    """Why a file was refused: torch's message names the global the pickle asked for."""
+    found = re.search(r"GLOBAL ([\w.]+)", str(error))
+    named = f"it names {found.group(1)}" if found else _first_line(error)
+    return (f"checkpoint {path} was refused: it asks to run or build a Python object that a bgnet "
+            f"checkpoint never holds ({named}); nothing from it was run. Load only checkpoints "
+            f"written by bgnet; one from a trusted source that holds other objects must be "
+            f"re-saved with plain tensors, numbers, strings, lists and dicts")
 
 
 def load_net(path: str | os.PathLike, device: str = "cpu"):

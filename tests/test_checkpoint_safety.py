@@ -1,0 +1,104 @@
+"""Loading a checkpoint never runs code from it.
+
+A ``.pt`` file is a pickle, and a pickle may ask to call any Python function while it is read. Each
+test below hands a crafted file whose pickle asks to create a marker file (``open(marker, "w")``)
+to one of the ways bgnet loads checkpoints; the marker must never appear, and the error must name
+the file.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bgnet.nn.checkpoint import CheckpointError, load_checkpoint, load_net, save_checkpoint
+from bgnet.nn.model import ValueNet
+
+
+class _Payload:
+    """Unpickling this object calls ``open(marker, "w")``, which creates the marker file."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _hostile(folder, name="evil.pt"):
+    """A file that looks like a bgnet checkpoint (format tag, a real net) with the payload inside."""
+    net = ValueNet("tesauro", 4)
+    path = folder / name
+    marker = folder / "payload-ran"
+    torch.save({"format": "bgnet-checkpoint", "version": 1, "net_config": net.config(),
+                "net_state": net.state_dict(), "games": 0, "metrics": {"x": _Payload(marker)}}, path)
+    return path, marker
+
+
+def test_a_hostile_checkpoint_is_refused_before_its_payload_runs(tmp_path):
+    path, marker = _hostile(tmp_path)
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(path)
+    assert not marker.exists()
+    assert str(path) in str(err.value) and "nothing from it was run" in str(err.value)
+    assert "builtins.open" in str(err.value) or "io.open" in str(err.value)
+
+
+def test_load_net_refuses_it_too(tmp_path):
+    path, marker = _hostile(tmp_path)
+    with pytest.raises(CheckpointError, match="refused"):
+        load_net(path)
+    assert not marker.exists()
+
+
+def test_a_bot_spec_or_bot_load_refuses_it(tmp_path):
+    import bgnet
+    from bgnet.bots import load_bot
+
+    path, marker = _hostile(tmp_path)
+    for load in (lambda: bgnet.Bot.load(path), lambda: load_bot(f"{path}@1")):
+        with pytest.raises(CheckpointError) as err:
+            load()
+        assert str(path) in str(err.value)
+    assert not marker.exists()
+
+
+def test_a_run_directory_with_a_hostile_checkpoint_stops_the_tournament(tmp_path):
+    from bgnet.evaluate.tournament import checkpoints_of, run_tournament
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    path, marker = _hostile(run / "checkpoints", "games_000001000.pt")
+    with pytest.raises(CheckpointError, match="games_000001000.pt"):
+        run_tournament(checkpoints_of(run), games_per_pair=2, progress=False)
+    assert not (run / "checkpoints" / "payload-ran").exists() and not marker.exists()
+
+
+def test_checkpoints_are_written_with_plain_values_and_read_back(tmp_path):
+    net = ValueNet("tesauro", 4)
+    path = save_checkpoint(tmp_path / "c.pt", {
+        "net_config": net.config(), "net_state": net.state_dict(), "games": np.int64(7),
+        "metrics": {"ppg": np.float64(0.25), "ci": (np.float32(0.5),)},
+        "rng": {"numpy": np.random.default_rng(3).bit_generator.state, "torch": torch.get_rng_state()}})
+    data = load_checkpoint(path)
+    assert data["games"] == 7 and type(data["games"]) is int
+    assert data["metrics"] == {"ppg": 0.25, "ci": (0.5,)} and type(data["metrics"]["ppg"]) is float
+    rng = np.random.default_rng()
+    rng.bit_generator.state = data["rng"]["numpy"]
+    assert rng.integers(1 << 30) == np.random.default_rng(3).integers(1 << 30)
+    loaded = ValueNet("tesauro", 4)
+    loaded.load_state_dict(data["net_state"])
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), net.state_dict().values()))
+
+
+def test_checkpoints_of_earlier_versions_with_numpy_numbers_still_load(tmp_path):
+    """Earlier bgnet versions stored evaluation figures as numpy numbers, through torch.save."""
+    net = ValueNet("tesauro", 4)
+    path = tmp_path / "old.pt"
+    torch.save({"format": "bgnet-checkpoint", "version": 1, "net_config": net.config(),
+                "net_state": net.state_dict(), "games": 10,
+                "metrics": {"pubeval": {"ppg": np.float64(0.2), "win_rate": np.float64(0.55)}},
+                "weights": np.arange(3, dtype=np.float32)}, path)
+    data = load_checkpoint(path)
+    assert data["metrics"]["pubeval"] == {"ppg": 0.2, "win_rate": 0.55}
+    assert data["weights"] == [0.0, 1.0, 2.0]
