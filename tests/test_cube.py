@@ -293,7 +293,7 @@ def test_cube_efficiency_by_kind_of_position():
 
 
 # ---------------------------------------------------------------------------------------------
-# Agreement with GNU Backgammon on self-play positions (a subset of scripts/verify_cube.py)
+# Agreement with GNU Backgammon on self-play positions (a subset of tools/verify_cube.py)
 
 
 @pytest.fixture(scope="module")

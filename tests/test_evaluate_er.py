@@ -75,7 +75,7 @@ def test_save_load_round_trip_and_file_errors(tmp_path):
     back = load_benchmark(path)
     assert isinstance(back, ErBenchmark) and back.reference == "test" and back.sources == ("x", "y")
     assert np.array_equal(back.after, small.after) and np.array_equal(back.offsets, small.offsets)
-    with pytest.raises(FileNotFoundError, match="build one with scripts/build_er_benchmark.py"):
+    with pytest.raises(FileNotFoundError, match="build one with tools/build_er_benchmark.py"):
         load_benchmark(str(tmp_path / "missing.npz"))
     np.savez(tmp_path / "other.npz", x=np.zeros(3))
     with pytest.raises(ValueError, match="not an error-rate benchmark"):

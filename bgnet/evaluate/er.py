@@ -3,7 +3,7 @@
 The benchmark file holds decisions (a position and a roll with at least two legal moves) and, for
 every legal move of each, a reference equity from GNU Backgammon at 1-ply: the position the move
 leaves, valued over the opponent's 21 rolls, each answered by its best reply at 0-ply (see
-``scripts/build_er_benchmark.py``). A deeper second reference, GNU Backgammon at 2-ply (two rolls
+``tools/build_er_benchmark.py``). A deeper second reference, GNU Backgammon at 2-ply (two rolls
 ahead) for each decision's best moves at 1-ply, is chosen with ``reference="2-ply"``; it judges a
 bot that searches two rolls ahead on its own terms, and shares less with gnubg 0-ply's net.
 
@@ -101,7 +101,7 @@ def load_benchmark(path: str | None = None, reference: str = "1-ply") -> ErBench
     path = path or DEFAULT_PATH
     if not os.path.exists(path):
         raise FileNotFoundError(
-            f"no error-rate benchmark file at {path!r}; build one with scripts/build_er_benchmark.py"
+            f"no error-rate benchmark file at {path!r}; build one with tools/build_er_benchmark.py"
         )
     with np.load(path) as z:
         missing = {"boards", "dice", "offsets", "after", "equity", "phase", "source"} - set(z.files)
@@ -113,7 +113,7 @@ def load_benchmark(path: str | None = None, reference: str = "1-ply") -> ErBench
         if reference == "2-ply":
             if not set(DEEP_KEYS) <= set(z.files):
                 raise ValueError(f"{path!r} has no 2-ply reference equities; add them with "
-                                 "scripts/build_er_benchmark.py --deepen-only")
+                                 "tools/build_er_benchmark.py --deepen-only")
             b.equity, b.reference = z["equity_2ply"], str(z["reference_2ply"])
     d = len(b.boards)
     if b.offsets.shape != (d + 1,) or b.offsets[-1] != len(b.after) or len(b.equity) != len(b.after):

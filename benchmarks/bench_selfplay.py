@@ -6,9 +6,9 @@ Prints the figures next to published references (Open Sage's C++ TD self-play: 1
 on 16 threads; a plain PyTorch TD-Gammon: about 6 games/s) and the goals (batched training:
 500 games/s on a 2-core CPU machine; 10,000 games/s on one GPU machine).
 
-    python3 scripts/bench_selfplay.py                 # CPU
-    python3 scripts/bench_selfplay.py --model extended --online-games 0
-    python3 scripts/bench_selfplay.py --device cuda --parallel 16384 --batched-games 200000
+    python3 benchmarks/bench_selfplay.py                 # CPU
+    python3 benchmarks/bench_selfplay.py --model extended --online-games 0
+    python3 benchmarks/bench_selfplay.py --device cuda --parallel 16384 --batched-games 200000
 """
 from __future__ import annotations
 

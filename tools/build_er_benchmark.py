@@ -17,7 +17,7 @@ core for the 1-ply pass, 45 for the 2-ply pass). The decisions of a build are th
 any larger build with the same seed: the 4,000-decision file shipped before is the first fifth of
 this one. ``--deepen-only`` runs the second pass alone on an existing file.
 
-    python3 scripts/build_er_benchmark.py --work /tmp/er_work
+    python3 tools/build_er_benchmark.py --work /tmp/er_work
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ dead cubes). Two references:
 Prints agreement on the action (no double / double-take / double-pass / too good), on doubling and
 on taking, equity differences, and a confusion table per reference.
 
-    python3 scripts/verify_cube.py --positions 400
+    python3 tools/verify_cube.py --positions 400
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ GNU Backgammon 0-ply against pubeval, cubeless money games with duplicate dice, 
 the same match through bgnet's harness (``bgnet.evaluate.match.play_games``) and says whether the
 result lands inside that interval.
 
-    python3 scripts/check_pubeval.py --games 20000
+    python3 benchmarks/check_pubeval.py --games 20000
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ Each figure is measured from the first task's result to the end of the run, so R
 and the workers' imports are left out; the learner (this process) trains and publishes weights
 all the while, on the same machine's cores as the workers.
 
-    python3 scripts/bench_distributed.py                        # 1 and 2 workers
-    python3 scripts/bench_distributed.py --workers 1 2 4 8 15 --games 100000 --device cuda
+    python3 benchmarks/bench_distributed.py                        # 1 and 2 workers
+    python3 benchmarks/bench_distributed.py --workers 1 2 4 8 15 --games 100000 --device cuda
 """
 from __future__ import annotations
 

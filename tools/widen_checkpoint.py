@@ -1,6 +1,6 @@
 """Widen a trained checkpoint's hidden layer (same function, more units) to train it on.
 
-    python3 scripts/widen_checkpoint.py runs/strong/checkpoints/latest.pt wide.pt --contact 256
+    python3 tools/widen_checkpoint.py runs/strong/checkpoints/latest.pt wide.pt --contact 256
     bgnet train +experiment=... resume=wide.pt
 
 The optimizer state is dropped (its shapes no longer fit): the resumed run starts a fresh Adam.

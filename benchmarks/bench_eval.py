@@ -7,7 +7,7 @@
    ``bgnet.nn.model.evaluate_afterstates``, all positions of a ply in one call) vs pubeval through
    the harness. The net is untrained: only its speed is measured.
 
-    python3 scripts/bench_eval.py --games 2000
+    python3 benchmarks/bench_eval.py --games 2000
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Play with the cube, measured: A's match win rate over M matches to N points (95 % Wilson
 interval) and the speed in matches per second; optionally money games with the cube too.
 
-    python3 scripts/bench_cube_play.py --a gnubg:0 --b pubeval --length 7 --matches 200
-    python3 scripts/bench_cube_play.py --money 400 --jacoby
+    python3 benchmarks/bench_cube_play.py --a gnubg:0 --b pubeval --length 7 --matches 200
+    python3 benchmarks/bench_cube_play.py --money 400 --jacoby
 
 Bots that cannot value positions (pubeval, random) never double and take every double, so
 gnubg:0 against pubeval measures GNU Backgammon's net with its cube against a player who never

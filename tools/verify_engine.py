@@ -5,7 +5,7 @@ moves mixed in), so that bar entries, closed boards, bear-offs with contact, dou
 and no-move cases are all present. Prints the case counts and the number of differences (the goal
 is zero).
 
-    python3 scripts/verify_engine.py --positions 200000
+    python3 tools/verify_engine.py --positions 200000
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Both run on the same positions (gnubg and pubeval self-play, with dice), on one 
 gnubg_nn builds a Python tuple per move, which is part of what a caller pays for it; bgnet's kernel
 writes flat arrays. Each side is timed as the best of several repeats.
 
-    python3 scripts/bench_engine.py
+    python3 benchmarks/bench_engine.py
 """
 from __future__ import annotations
 

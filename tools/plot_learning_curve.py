@@ -1,6 +1,6 @@
 """Plot a training run's learning curve (evaluation ppg against each opponent) from its TensorBoard log.
 
-    python3 scripts/plot_learning_curve.py RUN_DIR --out curve.png
+    python3 tools/plot_learning_curve.py RUN_DIR --out curve.png
 """
 from __future__ import annotations
 
