@@ -9,8 +9,9 @@ import pytest
 
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.evaluate.cli import eval_main
-from bgnet.evaluate.cubeful import (COLUMNS, can_evaluate, mat_names, play_matches,
-                                    play_money_cube, wilson_ci95)
+from bgnet.evaluate.cube_play import can_evaluate, play_matches, play_money_cube
+from bgnet.evaluate.results import COLUMNS, mat_names
+from bgnet.evaluate.stats import wilson_ci95
 from bgnet.evaluate.match import play_games
 from bgnet.formats.mat import load_mat
 from bgnet.formats.position_id import position_id

@@ -108,18 +108,19 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
 
 def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     """Play what the options ask for; save the games when asked. Returns the result."""
-    from bgnet.evaluate import cubeful
+    from bgnet.evaluate import cube_play
+    from bgnet.evaluate.results import COLUMNS
 
     duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat), a.quiet
     if a.match is not None:
-        result = cubeful.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
-                                      progress=not quiet, batch=a.batch, keep_records=keep)
+        result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
+                                        progress=not quiet, batch=a.batch, keep_records=keep)
     elif a.cube or keep:
         # Cubeless games to save are played through the rules engine with the cube left alone:
         # the same dice, and so for deterministic bots the same games, as the fast path below.
-        result = cubeful.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
-                                         progress=not quiet, duplicate=duplicate, cube=a.cube,
-                                         batch=a.batch, keep_records=keep)
+        result = cube_play.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
+                                           progress=not quiet, duplicate=duplicate, cube=a.cube,
+                                           batch=a.batch, keep_records=keep)
     elif a.workers > 1:
         from bgnet.evaluate.match import play_games_parallel
 
@@ -138,7 +139,7 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
         from bgnet.evaluate.match import summarize
 
         # The cubeless summary and JSON, as without --save-mat.
-        return summarize(result.points, result.rows[:, cubeful.COLUMNS.index("moves")],
+        return summarize(result.points, result.rows[:, COLUMNS.index("moves")],
                          result.seconds, result.bot_a, result.bot_b, a.seed, duplicate)
     return result
 
