@@ -23,7 +23,8 @@ def eval_main(argv: list[str]) -> int:
                     "game), money games with the doubling cube (--cube), or whole matches to N "
                     "points with the cube and the Crawford rule (--match N: A's match win rate).",
         examples=("bgnet eval checkpoints/bgnet-default.onnx pubeval --games 1000",
-                  "bgnet eval run/checkpoints/latest.pt@1 gnubg:0 --cube --games 400 --json out.json",
+                  "bgnet eval runs/my-run/checkpoints/latest.pt@1 gnubg:0 --cube --games 400 "
+                  "--json out.json",
                   "bgnet eval checkpoints/bgnet-default.onnx gnubg:0 --match 7 --matches 100 "
                   "--save-mat games/m.mat"),
     )
@@ -147,7 +148,8 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
 
 
 ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",
-               "bgnet bench er --bot run/checkpoints/latest.pt@1 --limit 500 --json er.json")
+               "bgnet bench er --bot runs/my-run/checkpoints/latest.pt@1 --limit 500 "
+               "--json er.json")
 
 
 def bench_main(argv: list[str]) -> int:
@@ -265,7 +267,7 @@ def tournament_main(argv: list[str]) -> int:
         description="Round robin between the checkpoints of a run (or listed bots) and reference "
                     "opponents: Elo-like ratings with error bars, a PNG of rating against training "
                     "games, and a TensorBoard log.",
-        examples=("bgnet tournament runs/stage5 --games 400",
+        examples=("bgnet tournament runs/my-run --games 400",
                   "bgnet tournament a.onnx b.onnx --ref pubeval --games 1000 --out cmp"),
     )
     p.add_argument("sources", nargs="+", metavar="RUN_DIR_OR_BOT",
