@@ -39,9 +39,10 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("--cube", action="store_true", help="money games with the doubling cube")
     p.add_argument("--jacoby", action="store_true",
                    help="with --cube: gammons count single while the cube is centred")
-    p.add_argument("--save-mat", metavar="FILE.mat", type=output_file_arg, help="save the games as GNU Backgammon / "
-                   "Jellyfish .mat files: money games as one session in FILE.mat, matches one "
-                   "file each (FILE-001.mat, ...; FILE.mat itself for a single match)")
+    p.add_argument("--save-mat", metavar="FILE.mat", type=output_file_arg,
+                   help="save the games as GNU Backgammon / Jellyfish .mat files: money games "
+                        "as one session in FILE.mat, matches one file each (FILE-001.mat, ...; "
+                        "FILE.mat itself for a single match)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
     p.add_argument("--json", metavar="PATH", type=output_file_arg,
                    help="also write the result to this JSON file")
