@@ -159,9 +159,8 @@ def test_bench_er_command(tmp_path, capsys):
         assert r["paired_ref"] == "gnubg:0"
         assert r["er_minus_ref"] == pytest.approx(r["er"] - ref["er"], abs=1e-9)
         assert 0 < r["er_minus_ref_ci95"] <= r["er_ci95"] + ref["er_ci95"]
-    with pytest.raises(SystemExit):
-        bgnet_main(["bench", "er", "--bot", "no/such.pt", "--no-reference"])
-    assert "no such checkpoint or bot" in capsys.readouterr().err
+    assert bgnet_main(["bench", "er", "--bot", "no/such.pt", "--no-reference"]) == 3
+    assert "bgnet bench: error: no such bot file: 'no/such.pt'" in capsys.readouterr().err
 
 
 def test_bench_er_scores_the_same_choices_against_both_references(tmp_path, capsys):
@@ -201,6 +200,5 @@ def test_workers_lose_the_same_equity_as_one_process(tmp_path, capsys):
                        "--workers", "2", "--reference", "1-ply", "--json", str(path)]) == 0
     row = json.loads(path.read_text())["results"][0]
     assert row["decisions"] == 40 and row["er"] == pytest.approx(1000 * one[:40].mean())
-    with pytest.raises(SystemExit):
-        bgnet_main(["bench", "er", "--bot", shipped, "--workers", "0"])
+    assert bgnet_main(["bench", "er", "--bot", shipped, "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from bgnet.bots.simple import GreedyBot, RandomBot
+from bgnet.errors import BadArgument
 from bgnet.evaluate.cli import tournament_main
 from bgnet.evaluate.tournament import (Player, checkpoints_of, players_from, run_tournament,
                                        write_outputs)
@@ -81,6 +82,5 @@ def test_tournament_command(tmp_path, capsys):
                             "--quiet"]) == 0
     assert "ratings" in capsys.readouterr().out
     assert (out / "tournament.json").exists() and (out / "ratings.png").exists()
-    with pytest.raises(SystemExit):
+    with pytest.raises(BadArgument, match="at least two players"):
         tournament_main(["random:1", "--no-ref", "--games", "10"])
-    assert "at least two players" in capsys.readouterr().err

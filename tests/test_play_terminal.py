@@ -16,6 +16,7 @@ from bgnet.bots import load_bot
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
+from bgnet.errors import BadArgument
 from bgnet.formats.mat import load_mat, read_mat
 from bgnet.formats.position_id import position_id
 from bgnet.play.advisor import Advisor
@@ -294,7 +295,7 @@ def test_save_never_replaces_a_file_without_asking(tmp_path):
     s.run()
     assert "Replace it?" in person.text and "Not saved." in person.text
     assert mine.read_text() == "not a match\n"
-    with pytest.raises(SystemExit):
+    with pytest.raises(BadArgument, match="already exists"):
         play_main(["--bot", "random", "--save", str(mine)])
     assert mine.read_text() == "not a match\n"
 

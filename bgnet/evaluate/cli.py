@@ -5,29 +5,28 @@ import argparse
 import os
 import sys
 
+from bgnet.cli import (ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg,
+                       seed_arg)
+from bgnet.errors import BadInputFile
+
 BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "
             "opponent: random, random:SEED, pubeval, gnubg:0, gnubg:1, gnubg:2")
-
-
-def _load(spec: str, device: str, parser: argparse.ArgumentParser):
-    """Load a bot, turning the expected failures into a one-line error and exit status 2."""
-    from bgnet.bots import load_bot
-
-    try:
-        return load_bot(spec, device=device)
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        parser.error(str(e))
 
 
 def eval_main(argv: list[str]) -> int:
     """``bgnet eval A B``: cubeless money games (``--games N``), money games with the cube
     (``--cube``) or whole matches (``--match N --matches M``); summary printed, optionally written
     as JSON and the games saved as ``.mat`` files."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="bgnet eval",
         description="Play two bots against each other: cubeless money games (A's points per "
                     "game), money games with the doubling cube (--cube), or whole matches to N "
                     "points with the cube and the Crawford rule (--match N: A's match win rate).",
+        examples=("bgnet eval checkpoints/bgnet-default.onnx pubeval --games 1000",
+                  "bgnet eval runs/my-run/checkpoints/latest.pt@1 gnubg:0 --cube --games 400 "
+                  "--json out.json",
+                  "bgnet eval checkpoints/bgnet-default.onnx gnubg:0 --match 7 --matches 100 "
+                  "--save-mat games/m.mat"),
     )
     p.add_argument("a", metavar="A", help=BOT_HELP)
     p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
@@ -40,11 +39,13 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("--cube", action="store_true", help="money games with the doubling cube")
     p.add_argument("--jacoby", action="store_true",
                    help="with --cube: gammons count single while the cube is centred")
-    p.add_argument("--save-mat", metavar="FILE.mat", help="save the games as GNU Backgammon / "
-                   "Jellyfish .mat files: money games as one session in FILE.mat, matches one "
-                   "file each (FILE-001.mat, ...; FILE.mat itself for a single match)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
-    p.add_argument("--json", metavar="PATH", help="also write the result to this JSON file")
+    p.add_argument("--save-mat", metavar="FILE.mat", type=output_file_arg,
+                   help="save the games as GNU Backgammon / Jellyfish .mat files: money games "
+                        "as one session in FILE.mat, matches one file each (FILE-001.mat, ...; "
+                        "FILE.mat itself for a single match)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
+    p.add_argument("--json", metavar="PATH", type=output_file_arg,
+                   help="also write the result to this JSON file")
     p.add_argument("--no-duplicate", action="store_true",
                    help="independent dice for every money game instead of mirrored pairs "
                         "(matches always use independent dice)")
@@ -53,17 +54,20 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("--workers", type=int, default=1, help="cubeless money games only: share the "
                    "games among this many processes, one core each (same games, same result; "
                    "for deep search, default 1)")
-    p.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    p.add_argument("--device", type=device_arg, default="cpu",
+                   help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
     _check_eval_args(a, p)
-    bot_a = _load(a.a, a.device, p)
-    bot_b = _load(a.b, a.device, p)
+    bot_a = load_bot_arg(a.a, a.device)
     try:
-        result = _play_eval(a, bot_a, bot_b)
+        bot_b = load_bot_arg(a.b, a.device)
+        try:
+            result = _play_eval(a, bot_a, bot_b)
+        finally:
+            bot_b.close()
     finally:
         bot_a.close()
-        bot_b.close()
     print(result.summary())
     if a.json:
         result.to_json(a.json)
@@ -108,18 +112,19 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
 
 def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     """Play what the options ask for; save the games when asked. Returns the result."""
-    from bgnet.evaluate import cubeful
+    from bgnet.evaluate import cube_play
+    from bgnet.evaluate.results import COLUMNS
 
     duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat), a.quiet
     if a.match is not None:
-        result = cubeful.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
-                                      progress=not quiet, batch=a.batch, keep_records=keep)
+        result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
+                                        progress=not quiet, batch=a.batch, keep_records=keep)
     elif a.cube or keep:
         # Cubeless games to save are played through the rules engine with the cube left alone:
         # the same dice, and so for deterministic bots the same games, as the fast path below.
-        result = cubeful.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
-                                         progress=not quiet, duplicate=duplicate, cube=a.cube,
-                                         batch=a.batch, keep_records=keep)
+        result = cube_play.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
+                                           progress=not quiet, duplicate=duplicate, cube=a.cube,
+                                           batch=a.batch, keep_records=keep)
     elif a.workers > 1:
         from bgnet.evaluate.match import play_games_parallel
 
@@ -138,24 +143,31 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
         from bgnet.evaluate.match import summarize
 
         # The cubeless summary and JSON, as without --save-mat.
-        return summarize(result.points, result.rows[:, cubeful.COLUMNS.index("moves")],
+        return summarize(result.points, result.rows[:, COLUMNS.index("moves")],
                          result.seconds, result.bot_a, result.bot_b, a.seed, duplicate)
     return result
 
 
+ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",
+               "bgnet bench er --bot runs/my-run/checkpoints/latest.pt@1 --limit 500 "
+               "--json er.json")
+
+
 def bench_main(argv: list[str]) -> int:
     """``bgnet bench er [--bot SPEC]``: benchmarks, one subcommand each."""
-    p = argparse.ArgumentParser(prog="bgnet bench", description="Benchmarks of playing strength.")
+    p = ArgumentParser(prog="bgnet bench", description="Benchmarks of playing strength.",
+                       examples=ER_EXAMPLES)
     sub = p.add_subparsers(dest="what", metavar="{er}")
     er = sub.add_parser("er", help="checker-play error rate against GNU Backgammon's equities",
                         description="Mean equity lost per checker-play decision, in millipoints, "
                                     "measured on a shipped file of decisions whose every legal move "
                                     "was valued by GNU Backgammon at 1-ply, and the best of them "
                                     "at 2-ply (two rolls ahead) as well; gnubg 0-ply and pubeval "
-                                    "are measured on the same decisions for comparison.")
+                                    "are measured on the same decisions for comparison.",
+                        examples=ER_EXAMPLES)
     er.add_argument("--bot", action="append", default=[], metavar="SPEC",
                     help=f"a bot to measure (repeatable): {BOT_HELP}")
-    er.add_argument("--file", help="benchmark file (default: the one shipped with bgnet)")
+    er.add_argument("--file", help="benchmark file (.npz; default: the one shipped with bgnet)")
     er.add_argument("--no-reference", action="store_true",
                     help="do not measure gnubg 0-ply and pubeval alongside")
     er.add_argument("--reference", choices=("2-ply", "1-ply", "both"),
@@ -164,22 +176,19 @@ def bench_main(argv: list[str]) -> int:
                          "1-ply equities (every move), or both, one table each (the default, where "
                          "the file has both)")
     er.add_argument("--limit", type=int, help="use only the first N decisions")
-    er.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
-    er.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    er.add_argument("--json", metavar="PATH", type=output_file_arg,
+                    help="also write the figures to this JSON file")
+    er.add_argument("--device", type=device_arg, default="cpu",
+                    help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
     er.add_argument("--workers", type=int, default=1,
                     help="share the decisions among this many processes, one core each (same "
                          "losses; for deep search, default 1)")
     a = p.parse_args(argv)
     if a.what != "er":
-        p.print_help()
-        return 2
+        p.error("name the benchmark: 'bgnet bench er' (checker-play error rate)")
     from bgnet.evaluate import er as er_mod
 
-    try:
-        refs = _er_references(er_mod, a.reference, a.file)
-        benches = [er_mod.load_benchmark(a.file, r) for r in refs]
-    except (FileNotFoundError, ValueError) as e:
-        er.error(str(e))
+    benches = _er_benchmarks(er_mod, a.reference, a.file)
     if a.limit is not None:
         if a.limit < 1:
             er.error(f"--limit must be at least 1; got {a.limit}")
@@ -191,7 +200,14 @@ def bench_main(argv: list[str]) -> int:
         specs += [s for s in er_mod.REFERENCE_BOTS if s not in specs]
     if not specs:
         er.error("nothing to measure: give --bot SPEC, or drop --no-reference")
-    choices = {spec: _er_choices(er_mod, spec, benches[0], a, er) for spec in specs}
+    bots = {}  # all loaded before any is measured: a bad spec fails before the work starts
+    try:
+        for spec in specs:
+            bots[spec] = load_bot_arg(spec, a.device)
+        choices = {spec: _er_choices(er_mod, spec, bot, benches[0], a) for spec, bot in bots.items()}
+    finally:
+        for bot in bots.values():
+            bot.close()
     tables = []
     for bench in benches:  # each bot's choices scored against each reference
         losses = {spec: er_mod.losses_of(bench, c, spec) * 1000.0 for spec, c in choices.items()}
@@ -210,6 +226,21 @@ def bench_main(argv: list[str]) -> int:
     return 0
 
 
+def _er_benchmarks(er_mod, asked: str | None, path: str | None) -> list:
+    """The benchmark's decisions with each reference asked for; a file that cannot be used
+    raises BadInputFile."""
+    import zipfile
+
+    try:
+        return [er_mod.load_benchmark(path, r) for r in _er_references(er_mod, asked, path)]
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        path = path or er_mod.DEFAULT_PATH
+        if path in str(e):  # load_benchmark's own message, which says what is wrong
+            raise BadInputFile(str(e)) from None
+        raise BadInputFile(f"{path!r} is not a readable error-rate benchmark (.npz file: "
+                           f"{type(e).__name__})") from None
+
+
 def _er_references(er_mod, asked: str | None, path: str | None) -> tuple[str, ...]:
     """The references to score against: the deeper one first."""
     if asked == "both" or (asked is None and er_mod.has_deep_reference(path)):
@@ -217,29 +248,28 @@ def _er_references(er_mod, asked: str | None, path: str | None) -> tuple[str, ..
     return (asked or "1-ply",)
 
 
-def _er_choices(er_mod, spec: str, bench, a, er):
-    """The moves the bot named ``spec`` chooses on the benchmark's decisions."""
+def _er_choices(er_mod, spec: str, bot, bench, a):
+    """The moves the bot named ``spec`` (loaded as ``bot``) chooses on the benchmark's
+    decisions; with workers, each process loads it from its spec."""
     from tqdm import tqdm
 
-    bot = _load(spec, a.device, er)  # also with workers: a bad spec fails here, plainly
     # The bar shows itself only on a terminal.
     with tqdm(total=len(bench), desc=spec, unit="decision", disable=None, leave=False) as bar:
-        try:
-            if a.workers > 1:
-                return er_mod.decision_choices_parallel(spec, bench, a.workers, a.device,
-                                                        bar.update)[0]
-            return er_mod.decision_choices(bot, bench, bar.update)
-        finally:
-            bot.close()
+        if a.workers > 1:
+            return er_mod.decision_choices_parallel(spec, bench, a.workers, a.device,
+                                                    bar.update)[0]
+        return er_mod.decision_choices(bot, bench, bar.update)
 
 
 def tournament_main(argv: list[str]) -> int:
     """``bgnet tournament RUN_DIR | SPEC ...``: round robin, ratings, plot, TensorBoard log."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="bgnet tournament",
         description="Round robin between the checkpoints of a run (or listed bots) and reference "
                     "opponents: Elo-like ratings with error bars, a PNG of rating against training "
                     "games, and a TensorBoard log.",
+        examples=("bgnet tournament runs/my-run --games 400",
+                  "bgnet tournament a.onnx b.onnx --ref pubeval --games 1000 --out cmp"),
     )
     p.add_argument("sources", nargs="+", metavar="RUN_DIR_OR_BOT",
                    help=f"a run directory (its checkpoints take part), or {BOT_HELP}")
@@ -249,26 +279,29 @@ def tournament_main(argv: list[str]) -> int:
     p.add_argument("--no-ref", action="store_true", help="no reference opponents")
     p.add_argument("--max-checkpoints", type=int, default=8,
                    help="at most this many checkpoints per run, evenly spaced (default 8)")
-    p.add_argument("--out", help="output folder (default: RUN_DIR/tournament, or ./tournament)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
-    p.add_argument("--device", default="cpu", help="torch device for network bots (default cpu)")
+    p.add_argument("--out", type=output_dir_arg,
+                   help="output folder (default: RUN_DIR/tournament, or ./tournament)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
+    p.add_argument("--device", type=device_arg, default="cpu",
+                   help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     a = p.parse_args(argv)
     if a.games < 2:
         p.error(f"--games must be at least 2; got {a.games}")
-    from bgnet.bots import load_bot
     from bgnet.evaluate import tournament as t
 
     refs = () if a.no_ref else tuple(a.ref or t.DEFAULT_REFERENCES)
-    try:
-        players = t.players_from(a.sources, refs, a.max_checkpoints)
-        result = t.run_tournament(players, a.games, seed=a.seed, progress=not a.quiet,
-                                  load=lambda spec: load_bot(spec, device=a.device))
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        p.error(str(e))
-    print(result.table())
     run_dirs = [s for s in a.sources if os.path.isdir(s)]
     out = a.out or (f"{run_dirs[0].rstrip('/')}/tournament" if run_dirs else "tournament")
+    if a.out is None:
+        try:
+            output_dir_arg(out)  # the default, checked as --out is
+        except argparse.ArgumentTypeError as e:
+            p.error(f"{e} (--out)")
+    players = t.players_from(a.sources, refs, a.max_checkpoints)
+    result = t.run_tournament(players, a.games, seed=a.seed, progress=not a.quiet,
+                              load=lambda spec: load_bot_arg(spec, a.device))
+    print(result.table())
     paths = t.write_outputs(result, out)
     print(f"written {paths['json']}, {paths['png']} and the TensorBoard log {paths['tensorboard']}")
     return 0

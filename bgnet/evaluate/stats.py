@@ -1,4 +1,5 @@
-"""Statistics for matches: confidence intervals of points per game, and Elo-like ratings.
+"""Statistics for matches: confidence intervals of points per game and of win rates, and
+Elo-like ratings.
 
 Backgammon results are noisy (a game is worth -3..+3 points), so every figure bgnet prints comes
 with a 95 % interval. With duplicate dice, games 2k and 2k+1 share their dice with the sides
@@ -42,6 +43,24 @@ def proportion_ci95(successes: int, n: int) -> tuple[float, float]:
         raise ValueError("a proportion needs at least one trial")
     p = successes / n
     return p, Z95 * math.sqrt(max(p * (1 - p), 0.0) / n)
+
+
+def wilson_ci95(successes: int, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval (low, high) of a proportion: unlike the normal
+    approximation it stays inside [0, 1] and is honest for small n or rates near 0 or 1.
+
+    >>> lo, hi = wilson_ci95(8, 10)
+    >>> round(lo, 3), round(hi, 3)
+    (0.49, 0.943)
+    """
+    if n <= 0:
+        raise ValueError(f"a proportion needs at least one trial; got n={n}")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie between 0 and n={n}; got {successes}")
+    p, z2 = successes / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def elo_from_score(p: float) -> float:

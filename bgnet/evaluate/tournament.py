@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 from bgnet.bots.base import Bot
+from bgnet.errors import BadArgument
 from bgnet.evaluate.stats import Z95, bradley_terry
 
 DEFAULT_REFERENCES = ("pubeval", "gnubg:0")
@@ -107,7 +108,8 @@ def players_from(sources: list[str], references=DEFAULT_REFERENCES,
         if names.count(p.name) > 1:
             p.name = f"{Path(p.spec).parent.parent.name}/{p.name}" if p.games is not None else f"{p.name}#{i}"
     if len(players) < 2:
-        raise ValueError("a tournament needs at least two players")
+        raise BadArgument("a tournament needs at least two players: give two bots or a run with "
+                          "two checkpoints, or drop --no-ref")
     return players
 
 

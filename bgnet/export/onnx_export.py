@@ -257,7 +257,10 @@ def export_main(argv: list[str]) -> int:
     """``bgnet export CHECKPOINT [--out BOT.onnx] [--name NAME] [--check N]``."""
     p = argparse.ArgumentParser(prog="bgnet export",
                                 description="Export a training checkpoint as an ONNX bot that plays "
-                                            "without torch (onnxruntime + numpy).")
+                                            "without torch (onnxruntime + numpy).",
+                                epilog="example:\n  bgnet export runs/my-run/checkpoints/latest.pt "
+                                       "--out my-bot.onnx",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", help="a training checkpoint (.pt)")
     p.add_argument("--out", help="the ONNX file to write (default: the checkpoint's name with .onnx)")
     p.add_argument("--name", help="the bot's name in its metadata (default: the checkpoint's name)")

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import socketserver
-import sys
 import threading
 from dataclasses import dataclass
 
@@ -49,10 +48,13 @@ import numpy as np
 
 from bgnet.engine.board import as_board
 from bgnet.engine.state import CENTERED, MatchContext
+from bgnet.errors import BadArgument
 from bgnet.play.advisor import Advisor
 
 FIELDS = 52  # values after "board:"
 MAX_LINE = 4096
+MAX_VALUE = 2**31 - 1  # no field of a real board line comes near: larger ones are refused
+MAX_CHECKERS = 15
 
 
 class ProtocolError(ValueError):
@@ -101,6 +103,8 @@ def parse_board(line: str) -> FibsBoard:
     (3, (0, 1), (4, 2), 2, -2)
     """
     text = line.strip().strip("\x00").strip()
+    if not text:
+        raise ProtocolError("empty line; expected a board line starting with 'board:'")
     if not text.startswith("board:"):
         raise ProtocolError(f"expected a line starting with 'board:'; got {text[:40]!r}")
     parts = text[len("board:"):].split(":")
@@ -111,6 +115,10 @@ def parse_board(line: str) -> FibsBoard:
     except ValueError:
         bad = next(x for x in parts[2:] if not x.lstrip("-").isdigit())
         raise ProtocolError(f"board fields after the two names are whole numbers; got {bad!r}") from None
+    for i, x in enumerate(v):
+        if abs(x) > MAX_VALUE:
+            shown = parts[i + 2] if len(parts[i + 2]) <= 20 else parts[i + 2][:20] + "..."
+            raise ProtocolError(f"board field {i + 3} after 'board:' is out of range: {shown}")
     return FibsBoard(
         player=parts[0], opponent=parts[1], match_length=v[0], score=(v[1], v[2]),
         points=tuple(v[3:29]), turn=v[29], dice=(v[30], v[31]), opponent_dice=(v[32], v[33]),
@@ -176,6 +184,9 @@ def interpret(fb: FibsBoard, *, jacoby: bool = True, player: int | None = None) 
 def _sides(points) -> dict[int, np.ndarray]:
     """Each player's checkers on its own numbering: player 1 positive on points 1-24 with its bar
     at 25, player 0 negative numbered from the other end with its bar at 0."""
+    too_many = [n for n in points if abs(n) > MAX_CHECKERS]
+    if too_many:
+        raise ProtocolError(f"a point or bar holds at most {MAX_CHECKERS} checkers; got {too_many[0]}")
     one, zero = np.zeros(25, np.int64), np.zeros(25, np.int64)
     for i in range(1, 25):
         n = points[i]
@@ -272,8 +283,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 raw, pending = pending.split(b"\n", 1)
                 pending = pending.lstrip(b"\x00")  # GNU Backgammon sends the string's NUL too
                 line = raw.decode("utf-8", "replace").strip("\x00").strip()
-                if line:
-                    self.request.sendall((player.answer(line, seat) + "\n").encode())
+                # Every line is answered, a blank one with an error: the client waits for a reply.
+                self.request.sendall((player.answer(line, seat) + "\n").encode())
             if len(pending) > MAX_LINE:
                 self.request.sendall(b"Error: line too long\n")
                 return
@@ -304,10 +315,14 @@ def start_in_thread(player: ExternalPlayer, host: str = "127.0.0.1", port: int =
 
 def serve_main(argv: list[str]) -> int:
     """``bgnet serve-external``."""
-    p = argparse.ArgumentParser(
+    from bgnet.cli import ArgumentParser, load_bot_arg
+
+    p = ArgumentParser(
         prog="bgnet serve-external",
         description="Play a bot inside GNU Backgammon as an external player: run this, then in "
-                    "GNU Backgammon 'set player 1 external localhost:PORT' and start a game.")
+                    "GNU Backgammon 'set player 1 external localhost:PORT' and start a game.",
+        examples=("bgnet serve-external --port 31000",
+                  "bgnet serve-external --port 31000 --bot checkpoints/bgnet-default.onnx --ply 1"))
     p.add_argument("--port", type=int, required=True, help="TCP port to listen on")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--bot", help="the bot (default: the bot shipped with bgnet); see bgnet play --help")
@@ -318,21 +333,19 @@ def serve_main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if not 0 < a.port < 65536:
         p.error(f"--port must be from 1 to 65535; got {a.port}")
-    from bgnet.bots import load_bot
     from bgnet.play.terminal import resolve_bot_spec
 
     try:
-        bot = load_bot(resolve_bot_spec(a.bot, a.ply, print))
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        print(f"bgnet serve-external: {e}", file=sys.stderr)
-        return 2
+        spec = resolve_bot_spec(a.bot, a.ply, print)
+    except ValueError as e:
+        p.error(str(e))
+    bot = load_bot_arg(spec)
     log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
     advisor = Advisor(bot)
     try:
         server = ExternalServer((a.host, a.port), ExternalPlayer(advisor, jacoby=a.jacoby, log=log))
     except OSError as e:
-        print(f"bgnet serve-external: cannot listen on {a.host}:{a.port}: {e}", file=sys.stderr)
-        return 2
+        raise BadArgument(f"cannot listen on {a.host}:{a.port}: {e.strerror or e}") from None
     if advisor.note:
         print(f"Note: {advisor.note}.")
     print(f"{bot.name} is listening on {a.host}:{server.port}. In GNU Backgammon type:\n"

@@ -502,7 +502,11 @@ def _non_negative(text: str) -> int:
 
 def play_main(argv: list[str]) -> int:
     """``bgnet play``: see the module docstring."""
-    p = argparse.ArgumentParser(prog="bgnet play", description="Play a bot in the terminal.")
+    from bgnet.cli import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+
+    p = ArgumentParser(prog="bgnet play", description="Play a bot in the terminal.",
+                       examples=("bgnet play", "bgnet play --match 5 --save my-match.mat",
+                                 "bgnet play --bot gnubg:1 --games 3 --jacoby"))
     p.add_argument("--bot", help="the bot: a checkpoint (.pt), an exported bot (.onnx), pubeval, "
                    "gnubg:N or random (default: the bot shipped with bgnet)")
     p.add_argument("--ply", type=_non_negative, help="search depth of a network bot (0, 1, 2) or gnubg")
@@ -510,8 +514,9 @@ def play_main(argv: list[str]) -> int:
                    help="play an N-point match (default 0: money play)")
     p.add_argument("--games", type=_positive, default=1, help="games of a money session (default 1)")
     p.add_argument("--jacoby", action="store_true", help="money play with the Jacoby rule")
-    p.add_argument("--seed", type=int, help="seed of the dice (default: random)")
-    p.add_argument("--save", metavar="FILE.mat", help="save the match there after every game and on quitting")
+    p.add_argument("--seed", type=seed_arg, help="seed of the dice, from 0 up (default: random)")
+    p.add_argument("--save", metavar="FILE.mat", type=output_file_arg,
+                   help="save the match there after every game and on quitting")
     p.add_argument("--name", type=_check_name, default="You", help="your name in the saved match")
     p.add_argument("--hints", type=_positive, default=5, help="moves shown by hint (default 5)")
     a = p.parse_args(argv)
@@ -520,12 +525,9 @@ def play_main(argv: list[str]) -> int:
                 "overwrite it)")
     try:
         spec = resolve_bot_spec(a.bot, a.ply, print)
-        from bgnet.bots import load_bot
-
-        bot = load_bot(spec)
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        print(f"bgnet play: {e}", file=sys.stderr)
-        return 2
+    except ValueError as e:
+        p.error(str(e))
+    bot = load_bot_arg(spec)
     session = PlaySession(Advisor(bot), match_length=a.match, games=a.games, seed=a.seed,
                           name=a.name, jacoby=a.jacoby, save_path=a.save, hints=a.hints)
     try:

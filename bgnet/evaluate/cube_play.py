@@ -34,47 +34,17 @@ Player 0 of every match and game is bot A (the left column of a ``.mat`` file).
 """
 from __future__ import annotations
 
-import json
-import math
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
 
 import numpy as np
 
 from bgnet.bots.base import Bot
 from bgnet.cube import decide_context, load_met
-from bgnet.engine.game import (MAX_CUBE, MOVE, ROLL, Game, Match, MatchRecord, RuleError)
+from bgnet.engine.game import MAX_CUBE, MOVE, ROLL, Game, Match, RuleError
 from bgnet.evaluate.match import MAX_TURNS, DiceSequences, seating
-from bgnet.evaluate.stats import Z95, mean_ci95, paired_mean_ci95
-
-# Columns of the per-game table of the results (``rows``: one row per game; winner 0 is A, ``end``
-# indexes _ENDS, the doubles/takes/drops are counted by the player who made them).
-COLUMNS = ("winner", "points", "result", "end", "cube", "crawford", "doubles_a", "doubles_b",
-            "takes_a", "takes_b", "drops_a", "drops_b", "moves")
-_ENDS = ("bearoff", "drop", "resign")
-
-
-def wilson_ci95(successes: int, n: int) -> tuple[float, float]:
-    """The 95 % Wilson score interval (low, high) of a proportion: unlike the normal
-    approximation it stays inside [0, 1] and is honest for small n or rates near 0 or 1.
-
-    >>> lo, hi = wilson_ci95(8, 10)
-    >>> round(lo, 3), round(hi, 3)
-    (0.49, 0.943)
-    """
-    if n <= 0:
-        raise ValueError(f"a proportion needs at least one trial; got n={n}")
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie between 0 and n={n}; got {successes}")
-    p, z2 = successes / n, Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-# ---------------------------------------------------------------------------------------------
-# the players
+from bgnet.evaluate.results import (COLUMNS, CubeStats, MatchPlayResult, MoneyCubeResult,
+                                    game_rates, game_row, mat_names, money_session)
+from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95, wilson_ci95
 
 
 def can_evaluate(bot: Bot) -> bool:
@@ -103,6 +73,7 @@ class _Player:
 
     def decision(self, probs, ctx, board):
         return decide_context(probs, ctx, board, met=self.met, efficiency=self.efficiency)
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,17 +197,6 @@ def _move_step(slots, players) -> None:
             s.turns += 1
 
 
-def _game_row(game: Game) -> tuple:
-    """One finished game as a row of :data:`COLUMNS`."""
-    counts = {k: [0, 0] for k in ("double", "take", "drop")}
-    moves = 0
-    for a in game.record.actions:
-        if a.kind in counts:
-            counts[a.kind][a.player] += 1
-        moves += a.kind == "move"
-    return (game.winner, game.points, game.result, _ENDS.index(game.end), game.cube_value,
-            int(game.crawford), *counts["double"], *counts["take"], *counts["drop"], moves)
-
 
 def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, on_done) -> None:
     """Play ``total`` slots, ``batch`` at a time, to the end: ``on_game(slot, game)`` after
@@ -269,208 +229,6 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
 
 
 # ---------------------------------------------------------------------------------------------
-# results
-
-
-@dataclass
-class CubeStats:
-    """Cube actions over all games, by player (A, B): doubles offered, doubles taken and dropped
-    by that player (as the one answering), the cube's value at the end of each game (a dropped
-    double leaves it where it was), and how often it was turned at least once."""
-
-    doubles_a: int
-    doubles_b: int
-    takes_a: int
-    takes_b: int
-    drops_a: int
-    drops_b: int
-    mean_cube: float
-    max_cube: int
-    turned_rate: float
-
-    @classmethod
-    def from_rows(cls, rows: np.ndarray) -> "CubeStats":
-        c = {name: rows[:, i] for i, name in enumerate(COLUMNS)}
-        total = lambda k: int(c[k].sum())  # noqa: E731
-        return cls(total("doubles_a"), total("doubles_b"), total("takes_a"), total("takes_b"),
-                   total("drops_a"), total("drops_b"), float(c["cube"].mean()),
-                   int(c["cube"].max()), float((c["cube"] > 1).mean()))
-
-    def line(self, a: str, b: str) -> str:
-        return (f"  cube: doubles {self.doubles_a} / {self.doubles_b}, takes {self.takes_a} / "
-                f"{self.takes_b}, drops {self.drops_a} / {self.drops_b} ({a} / {b}); cube at the "
-                f"end {self.mean_cube:.2f} on average (max {self.max_cube}), turned in "
-                f"{100 * self.turned_rate:.1f} % of games")
-
-
-def _rates(rows: np.ndarray) -> dict:
-    """Per-game rates from A's side: gammons include backgammons; a dropped double is a single
-    game lost at the cube's value."""
-    c = {name: rows[:, i] for i, name in enumerate(COLUMNS)}
-    a, b = c["winner"] == 0, c["winner"] == 1
-    return {"gammon_rate_a": float((a & (c["result"] >= 2)).mean()),
-            "backgammon_rate_a": float((a & (c["result"] == 3)).mean()),
-            "gammon_rate_b": float((b & (c["result"] >= 2)).mean()),
-            "backgammon_rate_b": float((b & (c["result"] == 3)).mean()),
-            "drop_rate": float((c["end"] == _ENDS.index("drop")).mean()),
-            "mean_plies": float(c["moves"].mean())}
-
-
-class _Saving:
-    """JSON and text helpers shared by the two results."""
-
-    def to_dict(self) -> dict:
-        """The summary as plain JSON-friendly values (no per-game arrays, no records)."""
-        skip = ("rows", "records", "points", "winners")
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
-        d["cube"] = asdict(d["cube"])
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
-
-    def to_json(self, path: str | None = None, indent: int = 2) -> str:
-        """The summary as JSON text; also written to ``path`` when one is given."""
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path:
-            Path(path).write_text(text + "\n")
-        return text
-
-
-@dataclass
-class MatchPlayResult(_Saving):
-    """Matches to ``length`` points between A and B, from A's side. ``win_rate_ci95`` is the
-    95 % Wilson interval (low, high) of A's match win rate; per-game rates count all games of all
-    matches."""
-
-    bot_a: str
-    bot_b: str
-    length: int
-    matches: int
-    wins: int
-    win_rate: float
-    win_rate_ci95: tuple[float, float]
-    games: int
-    games_per_match: float
-    crawford_games: int
-    gammon_rate_a: float
-    backgammon_rate_a: float
-    gammon_rate_b: float
-    backgammon_rate_b: float
-    drop_rate: float
-    mean_plies: float
-    cube: CubeStats
-    seconds: float
-    matches_per_second: float
-    games_per_second: float
-    seed: int
-    winners: np.ndarray = field(repr=False, compare=False)  # the winner (0 = A) of each match
-    rows: np.ndarray = field(repr=False, compare=False)  # one row of COLUMNS per game, in order
-    records: list | None = field(default=None, repr=False, compare=False)  # MatchRecords
-
-    def summary(self) -> str:
-        lo, hi = self.win_rate_ci95
-        return "\n".join([
-            f"{self.bot_a} vs {self.bot_b}: {self.matches} matches to {self.length} points "
-            f"(seed {self.seed})",
-            f"  {self.bot_a} wins {self.wins} matches: {100 * self.win_rate:.1f} % "
-            f"(95 % interval {100 * lo:.1f} - {100 * hi:.1f} %)",
-            f"  {self.games} games ({self.games_per_match:.2f} a match, {self.crawford_games} "
-            f"Crawford games); gammons {100 * self.gammon_rate_a:.1f} % / "
-            f"{100 * self.gammon_rate_b:.1f} %, backgammons {100 * self.backgammon_rate_a:.1f} % / "
-            f"{100 * self.backgammon_rate_b:.1f} % of games ({self.bot_a} / {self.bot_b})",
-            self.cube.line(self.bot_a, self.bot_b),
-            f"  {self.matches_per_second:.2f} matches/s, {self.games_per_second:.1f} games/s "
-            f"({self.seconds:.1f} s)",
-        ])
-
-    def save_mat(self, path) -> list[Path]:
-        """Write the matches as ``.mat`` files: ``path`` itself for one match, else one file per
-        match numbered from 1 next to it (``out.mat`` -> ``out-001.mat``, ...)."""
-        return _save_records(self.records, path)
-
-
-@dataclass
-class MoneyCubeResult(_Saving):
-    """Money games between A and B (with the cube unless ``cube`` is False), from A's side:
-    points per game with its 95 % half-width (from the pair means with duplicate dice)."""
-
-    bot_a: str
-    bot_b: str
-    games: int
-    wins: int
-    win_rate: float
-    ppg: float
-    ppg_ci95: float
-    cube_play: bool
-    jacoby: bool
-    duplicate: bool
-    histogram: dict[str, int]
-    gammon_rate_a: float
-    backgammon_rate_a: float
-    gammon_rate_b: float
-    backgammon_rate_b: float
-    drop_rate: float
-    mean_plies: float
-    cube: CubeStats
-    seconds: float
-    games_per_second: float
-    seed: int
-    points: np.ndarray = field(repr=False, compare=False)  # A's points, game by game
-    rows: np.ndarray = field(repr=False, compare=False)
-    records: list | None = field(default=None, repr=False, compare=False)  # one MatchRecord
-
-    def summary(self) -> str:
-        rules = ("with the cube" + (", Jacoby rule" if self.jacoby else "")) if self.cube_play \
-            else "cubeless"
-        dice = "duplicate dice" if self.duplicate else "independent dice"
-        lines = [
-            f"{self.bot_a} vs {self.bot_b}: {self.games} money games {rules} ({dice}, seed "
-            f"{self.seed})",
-            f"  {self.bot_a} points per game: {self.ppg:+.3f} ± {self.ppg_ci95:.3f} (95 %)",
-            f"  wins {self.wins} ({100 * self.win_rate:.1f} %); gammons "
-            f"{100 * self.gammon_rate_a:.1f} % / {100 * self.gammon_rate_b:.1f} %, backgammons "
-            f"{100 * self.backgammon_rate_a:.1f} % / {100 * self.backgammon_rate_b:.1f} % "
-            f"({self.bot_a} / {self.bot_b})",
-            "  results: " + ", ".join(f"{k} {v}" for k, v in self.histogram.items()),
-        ]
-        if self.cube_play:
-            lines.append(self.cube.line(self.bot_a, self.bot_b))
-        lines.append(f"  {self.mean_plies:.1f} plies a game, {self.games_per_second:.1f} games/s "
-                     f"({self.seconds:.1f} s)")
-        return "\n".join(lines)
-
-    def save_mat(self, path) -> list[Path]:
-        """Write all the games as one money session (a "0 point match") to ``path``."""
-        return _save_records(self.records, path)
-
-
-def _save_records(records, path) -> list[Path]:
-    from bgnet.formats.mat import save_mat
-
-    if records is None:
-        raise ValueError("these games were played without keep_records=True: there is nothing to "
-                         "save")
-    path = Path(path)
-    if len(records) == 1:
-        return [save_mat(records[0], path)]
-    width = max(3, len(str(len(records))))
-    return [save_mat(r, path.with_name(f"{path.stem}-{i:0{width}d}{path.suffix}"))
-            for i, r in enumerate(records, 1)]
-
-
-def mat_names(name_a: str, name_b: str) -> tuple[str, str]:
-    """Player names a ``.mat`` file can hold: no ':' (it separates name and score) nor line
-    breaks, and different from each other.
-
-    >>> mat_names("gnubg:0", "gnubg:0")
-    ('gnubg-0 (A)', 'gnubg-0 (B)')
-    """
-    clean = [" ".join(n.replace(":", "-").split()) or fallback
-             for n, fallback in ((name_a, "A"), (name_b, "B"))]
-    if clean[0] == clean[1]:
-        clean = [f"{clean[0]} (A)", f"{clean[1]} (B)"]
-    return clean[0], clean[1]
-
-
-# ---------------------------------------------------------------------------------------------
 # the two entry points
 
 
@@ -499,7 +257,7 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     t0 = time.perf_counter()
     try:
         _run(lambda i: _MatchSlot(i, length, seed, names, max_cube), matches, players, True,
-             batch, bar, lambda s, g: rows[s.index].append(_game_row(g)), done)
+             batch, bar, lambda s, g: rows[s.index].append(game_row(g)), done)
     finally:
         if bar is not None:
             bar.close()
@@ -510,7 +268,7 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
         bot_a=players[0].name, bot_b=players[1].name, length=length, matches=matches, wins=wins,
         win_rate=wins / matches, win_rate_ci95=wilson_ci95(wins, matches), games=len(table),
         games_per_match=len(table) / matches,
-        crawford_games=int(table[:, COLUMNS.index("crawford")].sum()), **_rates(table),
+        crawford_games=int(table[:, COLUMNS.index("crawford")].sum()), **game_rates(table),
         cube=CubeStats.from_rows(table), seconds=seconds,
         matches_per_second=_per_second(matches, seconds),
         games_per_second=_per_second(len(table), seconds), seed=int(seed), winners=winners,
@@ -541,7 +299,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     kept = [None] * games if keep_records else None
 
     def game_over(slot: _MoneySlot, game: Game) -> None:
-        rows[slot.index] = _game_row(game)
+        rows[slot.index] = game_row(game)
         if kept is not None:
             kept[slot.index] = game.record
 
@@ -563,20 +321,10 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
         bot_a=players[0].name, bot_b=players[1].name, games=games, wins=int((points > 0).sum()),
         win_rate=float((points > 0).mean()), ppg=ppg, ppg_ci95=ci, cube_play=bool(cube),
         jacoby=bool(jacoby), duplicate=bool(duplicate),
-        histogram={f"{v:+d}": int((points == v).sum()) for v in values}, **_rates(rows),
+        histogram={f"{v:+d}": int((points == v).sum()) for v in values}, **game_rates(rows),
         cube=CubeStats.from_rows(rows), seconds=seconds,
         games_per_second=_per_second(games, seconds), seed=int(seed), points=points, rows=rows,
         records=None if kept is None else [money_session(kept, names, jacoby)])
-
-
-def money_session(records, names: tuple[str, str], jacoby: bool) -> MatchRecord:
-    """Independent money games as one session: numbered in order, each with the running score
-    before it, as a ``.mat`` file of a "0 point match" holds them."""
-    score, games = [0, 0], []
-    for i, r in enumerate(records, 1):
-        games.append(replace(r, number=i, score=(score[0], score[1])))
-        score[r.winner] += r.points
-    return MatchRecord(0, names, jacoby, games)
 
 
 def _positive(value, what: str) -> int:

@@ -1,0 +1,262 @@
+"""A person's mistakes on the command line: one line ``bgnet VERB: error: ...`` and the exit code
+of its kind (2: a bad argument, 3: an unusable input file), never a traceback; and the help every
+verb gives."""
+from __future__ import annotations
+
+import importlib.metadata
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from bgnet import cli
+from bgnet.bots import load_bot
+from bgnet.errors import EXIT_INPUT, EXIT_USAGE
+from bgnet.play.advisor import Advisor
+from bgnet.play.external import ExternalPlayer, start_in_thread
+
+# A board line GNU Backgammon 1.07 sent (player 1 external, opening roll 2-1).
+OPENING = ("board:gnubg:root:0:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:2:1:2:1"
+           ":1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:1")
+QUICK = ["--games", "2", "--quiet"]  # two games of random bots: the mistake is found before them
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python3 -m bgnet.cli ARGS`` in a fresh process, as a person runs it."""
+    return subprocess.run([sys.executable, "-m", "bgnet.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def call(capsys, *args: str) -> tuple[int, str, str]:
+    """``bgnet ARGS`` through :func:`bgnet.cli.main` in this process: (exit code, out, err)."""
+    code = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line(err: str, verb: str, *words: str) -> None:
+    """``err`` is one line ``bgnet VERB: error: ...`` holding each of ``words``."""
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"bgnet {verb}: error: "), err
+    for w in words:
+        assert w in lines[0], (w, err)
+
+
+@pytest.fixture(scope="module")
+def bad_bots(tmp_path_factory):
+    """A missing, an empty, a corrupt checkpoint and a corrupt exported bot."""
+    d = tmp_path_factory.mktemp("bots")
+    (d / "empty.pt").write_bytes(b"")
+    (d / "garbage.pt").write_bytes(b"not a checkpoint\n" * 10)
+    (d / "garbage.onnx").write_bytes(b"not a model\n" * 10)
+    return {name: str(d / name) for name in ("missing.pt", "empty.pt", "garbage.pt", "garbage.onnx")}
+
+
+# ---------------------------------------------------------------------------------------------
+# bad arguments: exit code 2
+
+
+@pytest.mark.parametrize("extra", [[], ["--cube"], ["--match", "3", "--matches", "1"]])
+def test_negative_seed_is_a_bad_argument(extra):
+    games = [] if "--match" in extra else ["--games", "2"]
+    r = run_cli("eval", "random", "random", "--seed", "-1", "--quiet", *games, *extra)
+    assert r.returncode == EXIT_USAGE
+    assert_one_line(r.stderr, "eval", "--seed", "from 0 up", "'-1'")
+    assert r.stdout == ""
+
+
+def test_play_refuses_a_negative_seed(capsys):
+    code, _, err = call(capsys, "play", "--bot", "random", "--seed", "-1")
+    assert code == EXIT_USAGE
+    assert_one_line(err, "play", "--seed", "'-1'")
+
+
+@pytest.mark.parametrize("option, path", [("--json", "/nonexistent/d/x.json"),
+                                          ("--save-mat", "/nonexistent/x.mat")])
+def test_an_output_path_is_checked_before_any_game(option, path, capsys):
+    code, out, err = call(capsys, "eval", "random", "random", *QUICK, option, path)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", option, path, "no folder")
+    assert "points per game" not in out  # refused before playing
+
+
+def test_an_output_path_that_is_a_folder_is_refused(tmp_path, capsys):
+    code, _, err = call(capsys, "eval", "random", "random", *QUICK, "--json", str(tmp_path))
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", "is a folder")
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "random", "random", *QUICK, "--device", "nope"],
+    ["bench", "er", "--bot", "random", "--no-reference", "--limit", "5", "--device", "nope"],
+    ["tournament", "random:1", "random:2", "--no-ref", "--games", "2", "--quiet",
+     "--device", "nope"],
+])
+def test_an_unknown_device_is_an_error_not_ignored(argv, capsys):
+    code, out, err = call(capsys, *argv)
+    assert code == EXIT_USAGE
+    assert_one_line(err, argv[0], "unknown device 'nope'", "cpu, cuda")
+    assert out == ""
+
+
+def test_an_unknown_bot_spec_lists_the_valid_ones(capsys):
+    code, _, err = call(capsys, "eval", "random", "nope", *QUICK)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", "unknown bot 'nope'", "random, random:SEED, pubeval, gnubg:0",
+                    ".pt", ".onnx")
+
+
+def test_a_malformed_builtin_spec_is_a_bad_argument(capsys):
+    code, _, err = call(capsys, "eval", "random:x", "random", *QUICK)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", "random:x")
+
+
+def test_argparse_mistakes_are_one_line_too(capsys):
+    code, _, err = call(capsys, "eval", "random", "random", "--bogus")
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", "unrecognized arguments: --bogus", "bgnet eval --help")
+    code, _, err = call(capsys, "bench")
+    assert code == EXIT_USAGE
+    assert_one_line(err, "bench", "bgnet bench er")
+
+
+def test_an_unknown_command_names_the_commands(capsys):
+    code, _, err = call(capsys, "evaluate")
+    assert code == EXIT_USAGE
+    assert "unknown command 'evaluate'" in err and "eval" in err and len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# unusable input files: exit code 3
+
+
+@pytest.mark.parametrize("name, words", [  # the loaders' own messages name the file
+    ("missing.pt", ["no such bot file"]),
+    ("empty.pt", []),
+    ("garbage.pt", []),
+    ("garbage.onnx", []),
+])
+@pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament"])
+def test_a_missing_or_corrupt_bot_file_is_an_input_error(verb, name, words, bad_bots, capsys):
+    path = bad_bots[name]
+    argv = {
+        "eval": ["eval", path, "random", *QUICK],
+        "play": ["play", "--bot", path],
+        "serve-external": ["serve-external", "--port", "1", "--bot", path],  # refused before listening
+        "bench": ["bench", "er", "--bot", path, "--no-reference", "--limit", "5"],
+        "tournament": ["tournament", "random", path, "--no-ref", "--games", "2", "--quiet"],
+    }[verb]
+    code, _, err = call(capsys, *argv)
+    assert code == EXIT_INPUT
+    assert_one_line(err, argv[0], path, *words)
+
+
+def test_a_missing_bot_file_through_the_command():
+    r = run_cli("eval", "runs/none/checkpoints/latest.pt", "random", *QUICK)
+    assert r.returncode == EXIT_INPUT
+    assert_one_line(r.stderr, "eval", "no such bot file: 'runs/none/checkpoints/latest.pt'")
+
+
+def test_an_unreadable_benchmark_file_is_an_input_error(bad_bots, capsys):
+    code, _, err = call(capsys, "bench", "er", "--file", bad_bots["garbage.pt"], "--bot", "random")
+    assert code == EXIT_INPUT
+    assert_one_line(err, "bench", bad_bots["garbage.pt"], "benchmark")
+
+
+# ---------------------------------------------------------------------------------------------
+# what is not a person's mistake keeps its traceback
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    def broken(argv):
+        raise ValueError("an internal inconsistency")  # a plain ValueError: a bug, not a mistake
+
+    monkeypatch.setitem(cli.COMMANDS, "eval", (broken, "broken"))
+    with pytest.raises(ValueError, match="internal inconsistency"):
+        cli.main(["eval"])
+
+
+def test_the_library_errors_map_to_their_kinds():
+    from bgnet.engine.notation import IllegalMoveError
+    from bgnet.nn.checkpoint import CheckpointError
+
+    assert cli.user_error_code(CheckpointError("x")) == EXIT_INPUT
+    assert cli.user_error_code(IllegalMoveError("x")) == EXIT_USAGE
+    assert cli.user_error_code(FileNotFoundError("x")) == EXIT_INPUT
+    assert cli.user_error_code(ValueError("x")) is None
+    assert cli.user_error_code(RuntimeError("x")) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# serve-external: a line it cannot read gets an error line, and the connection stays
+
+
+@pytest.fixture()
+def connection():
+    server = start_in_thread(ExternalPlayer(Advisor(load_bot("random:1"), judge=None)))
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+    f = sock.makefile("rwb")
+
+    def ask(line: str) -> str:
+        f.write(line.encode() + b"\n\0")  # as GNU Backgammon sends it: newline, then NUL
+        f.flush()
+        return f.readline().decode().rstrip("\n")
+
+    yield ask
+    sock.close()
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_huge_number_gets_an_error_line_and_the_connection_stays(connection):
+    huge = OPENING.replace("board:gnubg:root:0:0:0:0:", "board:gnubg:root:0:0:0:-99999999999999999999:")
+    assert huge != OPENING
+    reply = connection(huge)
+    assert reply.startswith("Error: ") and "out of range" in reply
+    assert "/" in connection(OPENING)  # still answering: a move like 13/11 6/5
+
+
+def test_a_blank_line_gets_an_error_line_and_the_connection_stays(connection):
+    assert connection("").startswith("Error: empty line")
+    assert connection("   ").startswith("Error: empty line")
+    assert "/" in connection(OPENING)
+
+
+def test_too_many_checkers_on_a_point_is_an_error_line(connection):
+    line = OPENING.replace("board:gnubg:root:0:0:0:0:-2:", "board:gnubg:root:0:0:0:0:-16:")
+    assert connection(line).startswith("Error: ") and "15 checkers" in connection(line)
+
+
+# ---------------------------------------------------------------------------------------------
+# help and version
+
+
+MY_VERBS = [["eval"], ["bench"], ["bench", "er"], ["tournament"], ["play"], ["serve-external"],
+            ["export"]]
+
+
+@pytest.mark.parametrize("verb", MY_VERBS, ids=" ".join)
+def test_every_verb_has_help_with_an_example(verb, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main([*verb, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    assert "example" in out and f"bgnet {verb[0]} " in out.split("example", 1)[1]
+
+
+def test_top_level_help_lists_every_verb_with_an_example(capsys):
+    code, out, _ = call(capsys, "--help")
+    assert code == 0
+    for name in cli.COMMANDS:
+        assert any(line.split()[:1] == [name] and len(line.split()) > 1 for line in out.splitlines())
+    assert "examples:" in out
+
+
+def test_version():
+    r = run_cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"bgnet {importlib.metadata.version('bgnet')}"
