@@ -102,3 +102,40 @@ def test_checkpoints_of_earlier_versions_with_numpy_numbers_still_load(tmp_path)
     data = load_checkpoint(path)
     assert data["metrics"]["pubeval"] == {"ppg": 0.2, "win_rate": 0.55}
     assert data["weights"] == [0.0, 1.0, 2.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every verb that loads a checkpoint: exit code 3, one line naming the file, the payload never run
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _verbs(path: str, tmp) -> dict[str, list[str]]:
+    return {
+        "eval": ["eval", path, "random", "--games", "2", "--quiet"],
+        "play": ["play", "--bot", path],
+        "serve-external": ["serve-external", "--port", str(_free_port()), "--bot", path],
+        "bench": ["bench", "er", "--bot", path, "--limit", "10"],
+        "tournament": ["tournament", str(tmp / "run"), "--games", "2"],
+        "export": ["export", path, "--out", str(tmp / "bot.onnx")],
+        "train": ["train", f"resume={path}", "progress=false", f"hydra.run.dir={tmp / 'out'}"],
+    }
+
+
+@pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament"])
+def test_no_verb_runs_the_payload_of_a_hostile_checkpoint(verb, tmp_path, capsys):
+    from bgnet import cli
+
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    path, marker = _hostile(tmp_path / "run" / "checkpoints", "games_000001000.pt")
+    code = cli.main(_verbs(str(path), tmp_path)[verb])
+    err = capsys.readouterr().err
+    assert not marker.exists()
+    assert code == 3, err
+    assert "Traceback" not in err and "games_000001000.pt" in err and "refused" in err
