@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _verify_module():
-    name = "bgnet_scripts_verify_cube"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "verify_cube.py")
+    name = "bgnet_tools_verify_cube"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "verify_cube.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # dataclasses look their module up while the file runs
     spec.loader.exec_module(mod)

@@ -16,7 +16,7 @@ from bgnet.nn.model import SplitValueNet, ValueNet
 from bgnet.nn.widen import widen, widen_split
 
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "widen_checkpoint.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "widen_checkpoint.py"
 
 
 def inputs(encoding):
