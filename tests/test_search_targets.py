@@ -10,7 +10,8 @@ from bgnet.engine.sampling import sample_positions
 from bgnet.nn.model import ValueNet
 from bgnet.nn.probs import equity
 from bgnet.train.config import ConfigError, validate
-from bgnet.train.loop import search_targets, train
+from bgnet.train.learn import search_targets
+from bgnet.train.loop import train
 from test_train import config
 
 
