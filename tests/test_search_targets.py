@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_train import config
 
 from bgnet.bots.net import ROLL_WEIGHTS, ROLLS, NetBot, NetEvaluator
 from bgnet.engine.movegen import generate
@@ -12,7 +13,6 @@ from bgnet.nn.probs import equity
 from bgnet.train.config import ConfigError, validate
 from bgnet.train.learn import search_targets
 from bgnet.train.loop import train
-from test_train import config
 
 
 @pytest.fixture(scope="module")

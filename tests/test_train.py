@@ -2,7 +2,6 @@
 learning step whatever source played the games."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

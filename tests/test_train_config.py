@@ -6,7 +6,8 @@ import dataclasses
 import pytest
 from hydra import compose, initialize_config_dir
 
-from bgnet.train.app import CONFIG_DIR, main as train_main
+from bgnet.train.app import CONFIG_DIR
+from bgnet.train.app import main as train_main
 from bgnet.train.config import ConfigError, RunConfig, load_config
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))

@@ -10,12 +10,12 @@ import shutil
 import pytest
 import torch
 import yaml
+from test_train import config
 
 from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.train.app import main as train_main
 from bgnet.train.config import ConfigError
 from bgnet.train.loop import train
-from test_train import config
 
 TINY = {"model.hidden": "[16]", "train.parallel_games": 16, "train.buffer_positions": 256,
         "train.games": 40, "seed": 5}

@@ -32,7 +32,6 @@ from bgnet.train.config import ConfigError, RunConfig, load_config
 from bgnet.train.learn import concat_games, set_threads
 from bgnet.train.selfplay import FinishedGames, SelfPlayPool
 
-
 # --------------------------------------------------------------------------------------------
 # The worker
 
