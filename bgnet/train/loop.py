@@ -229,37 +229,44 @@ class Trainer:
         self.source = None
         if self.games >= self.total:
             return self._already_reached()
+        self.t_start = time.perf_counter()
+        if self.cfg.train.mode == "online":
+            self.step = self._online_step()
+        else:
+            # Built before anything is written: a source that cannot start (no Ray cluster at
+            # ray.address) leaves the run directory as it was.
+            self.source = make_source(self)
+            self.step = self._batched_step()
+        try:
+            self._start()
+            try:
+                self._loop()
+            except KeyboardInterrupt:
+                self.bar.write("interrupted: saving a checkpoint")
+            finally:  # whatever stopped the run, what it learned is kept
+                self.bar.close()
+                final_path = self.save("latest.pt")
+                self.writer.flush()
+        finally:
+            if self.source is not None:
+                self.source.close()
+        return self._finish(final_path)
+
+    def _start(self) -> None:
+        """The run directory's config, checkpoints folder, TensorBoard writer and progress bar."""
         from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
 
         self.ckpt = Checkpoints(self.run_dir, self.cfg.train.keep_checkpoints)
         (self.run_dir / "config.yaml").write_text(self.config_yaml())
         self.writer = SummaryWriter(str(self.run_dir / "tb"))
-        self.games_at_start = self.games
-        self.t_start = time.perf_counter()
+        self.games_at_start = self.games_first = self.games
         self.t_first: float | None = None  # first games in: the rate is measured from there
-        self.games_first = self.games
         self.stats = _Stats()
         self.lr = learning_rate(self.cfg.optim, self.games, self.total)
         self.bar = tqdm(total=self.total, initial=min(self.games, self.total), unit="game",
                         disable=not self.progress, dynamic_ncols=True,
                         desc="self-play" + (" (ray)" if self.cfg.distributed == "ray" else ""))
-        final_path = None
-        try:
-            self.step = self._online_step() if self.cfg.train.mode == "online" else None
-            if self.step is None:
-                self.source = make_source(self)
-                self.step = self._batched_step()
-            self._loop()
-        except KeyboardInterrupt:
-            self.bar.write("interrupted: saving a checkpoint")
-        finally:
-            self.bar.close()
-            if self.source is not None:
-                self.source.close()
-            final_path = self.save("latest.pt")
-            self.writer.flush()
-        return self._finish(final_path)
 
     def _already_reached(self) -> dict:
         print(f"bgnet train: warning: train.games={self.total} is already reached: {self.cfg.resume} "
