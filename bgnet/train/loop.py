@@ -286,10 +286,10 @@ class Trainer:
             self.stats.losses.extend(losses)
             if not len(results):
                 continue
-            if self.t_first is None:
-                self.t_first, self.games_first = time.perf_counter(), self.games
             self.stats.add_games(results, lengths)
             self.games += len(results)
+            if self.t_first is None:  # the rate counts the games after the first ones
+                self.t_first, self.games_first = time.perf_counter(), self.games
             self.bar.update(len(results))
             if self.games - last_log >= T.log_every or self.games >= self.total:
                 self._log()
