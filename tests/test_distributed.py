@@ -1,5 +1,6 @@
 """Distributed self-play on Ray: the worker on its own, the ray config checks, and short training
-runs on a local Ray instance (one for the module) with a worker killed mid-run, then a resume."""
+runs on a local Ray instance (one for the module) with a worker killed mid-run, then a resume, and
+the same learning step as a local run on the same games."""
 import os
 
 # A local instance needs no outside address: keep Ray on the loopback interface (read at import).
@@ -124,3 +125,22 @@ def test_resume_continues_from_the_checkpoint(killed_run, tmp_path):
     assert s["final_eval"]["random"]["games"] == 10
     data = load_checkpoint(tmp_path / "checkpoints" / "latest.pt")
     assert data["games"] == s["games"] and data["metrics"]["random"]["games"] == 10
+
+
+@pytest.mark.slow
+def test_ray_and_local_runs_take_the_same_learning_step_on_the_same_games(local_ray, tmp_path):
+    """The games a Ray run received, replayed through the local loop with the same config, train
+    the very same weights, search targets included (train.search_target means the same on Ray)."""
+    from test_train import assert_same_weights, record_run, replay_run
+
+    over = [*SHORT, "train.games=60", "ray.workers=1", "eval.final_games=0", "model.hidden=[12]",
+            "train.buffer_positions=400", "train.search_target=0.5"]
+    rec, by_ray = record_run(config(*over), tmp_path / "ray")
+    assert by_ray["config"]["distributed"] == "ray" and rec.versions
+    _, by_local = replay_run(config(*over, "distributed=none"), tmp_path / "local", rec.batches)
+    assert_same_weights(by_ray["net_state"], by_local["net_state"])
+    assert by_ray["weights_version"] == by_local["weights_version"] == len(rec.versions)
+    # Without search targets the same games train other weights: the Ray run did use them.
+    _, plain = replay_run(config(*over, "distributed=none", "train.search_target=0"),
+                          tmp_path / "plain", rec.batches)
+    assert any(not torch.equal(plain["net_state"][k], v) for k, v in by_ray["net_state"].items())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_train import config
 
 from bgnet.bots.net import ROLL_WEIGHTS, ROLLS, NetBot, NetEvaluator
 from bgnet.engine.movegen import generate
@@ -10,8 +11,8 @@ from bgnet.engine.sampling import sample_positions
 from bgnet.nn.model import ValueNet
 from bgnet.nn.probs import equity
 from bgnet.train.config import ConfigError, validate
-from bgnet.train.loop import search_targets, train
-from test_train import config
+from bgnet.train.learn import search_targets
+from bgnet.train.loop import train
 
 
 @pytest.fixture(scope="module")

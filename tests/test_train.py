@@ -1,7 +1,7 @@
-"""The trainer: learning, λ-returns, checkpoints that survive a kill, resume, config errors."""
+"""The trainer: learning, λ-returns, checkpoints that survive a kill, resume, config errors, and one
+learning step whatever source played the games."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -85,14 +85,14 @@ def test_same_seed_same_weights(tmp_path):
 
 
 def test_online_mode_updates_after_every_move(tmp_path):
-    from bgnet.train.loop import build_net
+    from bgnet.train.learn import build_net
 
     cfg = config(**{"train.mode": "online", "train.games": 3, "optim": "sgd", "seed": 3})
     summary = train(cfg, tmp_path)
     data = load_checkpoint(tmp_path / "checkpoints" / "latest.pt")
     assert summary["games"] == 3 and data["games"] == 3
     torch.manual_seed(3)
-    initial = build_net(cfg.model).state_dict()
+    initial = build_net(validate(cfg).model).state_dict()
     moved = [k for k in initial if not torch.equal(initial[k], data["net_state"][k])]
     assert moved, "online TD(λ) left every weight unchanged"
 
@@ -155,8 +155,8 @@ def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
     res = subprocess.run(_bgnet("train", "progress=false", "train.games=10", f"resume={bad}",
                                 f"hydra.run.dir={tmp_path / 'r'}", cwd=tmp_path),
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert res.returncode != 0
-    assert "broken.pt" in res.stderr
+    assert res.returncode == 3  # an input file that cannot be used
+    assert "bgnet train: error:" in res.stderr and "broken.pt" in res.stderr
 
 
 def test_periodic_evaluation_against_random_repeats_with_the_seed():
@@ -170,3 +170,100 @@ def test_periodic_evaluation_against_random_repeats_with_the_seed():
     other = evaluate_against(net, "cpu", ["random"], 40, seed=4)
     assert first == again and first["random"]["games"] == 40
     assert other != first
+
+
+# --------------------------------------------------------------------------------------------
+# One learning step, whichever source played the games
+
+
+class Recording:
+    """A game source that passes on another's games and keeps them."""
+
+    def __init__(self, inner):
+        self.inner, self.batches, self.versions = inner, [], []
+
+    def next_games(self, wanted):
+        fin = self.inner.next_games(wanted)
+        self.batches.append(fin)
+        return fin
+
+    def sync(self, net, version):
+        self.versions.append(version)
+        self.inner.sync(net, version)
+
+    def state(self):
+        return self.inner.state()
+
+    def scalars(self):
+        return self.inner.scalars()
+
+    def summary(self):
+        return self.inner.summary()
+
+    def close(self):
+        self.inner.close()
+
+
+class Replay(Recording):
+    """A game source that hands out recorded games again, in the same order."""
+
+    def __init__(self, batches):
+        super().__init__(None)
+        self.queue = list(batches)
+
+    def next_games(self, wanted):
+        return self.queue.pop(0)
+
+    def sync(self, net, version):
+        self.versions.append(version)
+
+    def state(self):
+        return {}
+
+    def scalars(self):
+        return {}
+
+    def summary(self):
+        return {}
+
+    def close(self):
+        pass
+
+
+def record_run(cfg, run_dir, make_source=None):
+    """Train ``cfg`` with its own source, recorded; returns (recorder, final net state)."""
+    from bgnet.train.loop import default_source
+
+    holder = {}
+
+    def source(trainer):
+        holder["rec"] = Recording((make_source or default_source)(trainer))
+        return holder["rec"]
+
+    train(cfg, run_dir, source=source)
+    return holder["rec"], load_checkpoint(Path(run_dir) / "checkpoints" / "latest.pt")
+
+
+def replay_run(cfg, run_dir, batches):
+    replay = Replay(batches)
+    train(cfg, run_dir, source=lambda trainer: replay)
+    return replay, load_checkpoint(Path(run_dir) / "checkpoints" / "latest.pt")
+
+
+def assert_same_weights(a, b):
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+
+
+def test_the_same_games_give_the_same_learning_step_without_the_pool(tmp_path):
+    """The local pool's games, replayed through a source that plays nothing, train the same
+    weights: the learning step depends on the games alone, not on the source's dice."""
+    cfg = config(**{"train.games": 60, "seed": 4, "model.hidden": "[12]", "train.parallel_games": 16,
+                    "train.buffer_positions": 300, "train.epochs": 2})
+    rec, played = record_run(cfg, tmp_path / "local")
+    replay, replayed = replay_run(cfg, tmp_path / "replay", rec.batches)
+    assert rec.versions and replay.versions == rec.versions
+    assert played["weights_version"] == replayed["weights_version"] == len(rec.versions)
+    assert_same_weights(played["net_state"], replayed["net_state"])
+    assert played["optimizer_state"]["state"].keys() == replayed["optimizer_state"]["state"].keys()

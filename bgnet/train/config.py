@@ -1,29 +1,242 @@
-"""Checks a training config before anything runs, so a bad value fails at once, naming its key."""
+"""The training config: one typed schema, checked once before anything runs.
+
+Hydra composes ``configs/train.yaml`` with its groups (``model/``, ``optim/``, ``experiment/``)
+and the command line's overrides into a ``DictConfig``; :func:`load_config` turns that into a
+:class:`RunConfig` of plain dataclasses, and the trainer reads typed fields from it alone. Each
+field's line below says what it does; the defaults are those of ``train.yaml`` with ``model: h80``
+and ``optim: adam`` (a test keeps the two equal). A key the schema does not know, a missing
+mandatory value or a value out of range raises :class:`ConfigError`, whose message names the key.
+"""
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from bgnet.errors import BadArgument
 from bgnet.nn.encode import ENCODINGS
 from bgnet.nn.model import ACTIVATIONS
 
 
-class ConfigError(ValueError):
-    """A config value that cannot be used; the message names the key."""
+class ConfigError(BadArgument):
+    """A config value that cannot be used; the message names the key (exit code 2)."""
 
 
-def _get(cfg: DictConfig, key: str) -> Any:
+@dataclass
+class ModelConfig:
+    encoding: str = "tesauro"  # input encoding of the value net (bgnet.nn.encode.ENCODINGS)
+    hidden: list[int] = field(default_factory=lambda: [80])  # hidden layer widths (contact net when split)
+    activation: str = "sigmoid"  # hidden units' activation (bgnet.nn.model.ACTIVATIONS)
+    split: bool = False  # separate nets for contact and race positions
+    race_hidden: list[int] | None = None  # race net's widths when split (None: same as hidden)
+
+
+@dataclass
+class OptimConfig:
+    name: str = "adam"  # adam | sgd; a resumed run keeps its checkpoint's optimizer kind
+    lr: float = 0.001  # learning rate at game 0
+    lr_final: float | None = 0.0002  # linear decay to this by train.games (None: constant lr)
+    weight_decay: float = 0.0  # L2 penalty of the optimizer
+
+
+@dataclass
+class TrainConfig:
+    mode: str = "batched"  # batched: parallel games, λ-returns, minibatches | online: per-move TD(λ)
+    games: int = 30000  # total self-play games, counted from zero (a resumed run counts its past)
+    parallel_games: int = 512  # games in flight at once in one self-play pool
+    lam: float = 0.7  # λ of TD(λ)
+    epsilon: float = 0.0  # ε-greedy exploration
+    batch_size: int = 64  # positions in one minibatch update
+    buffer_positions: int = 2048  # positions gathered before a round of updates
+    epochs: int = 1  # passes over each gathered buffer
+    loss: str = "mse"  # mse | bce (on the five probabilities)
+    fast_cpu: bool = True  # on the CPU, mse updates in compiled code when the net allows it
+    bearoff: bool = True  # a game ends at its first bear-off position, the database its target
+    search_target: float = 0.0  # weight of the 1-ply value in each target (0: plain λ-returns)
+    max_plies: int = 1000  # a game still running after this many plies is dropped
+    checkpoint_every: int = 10000  # games between checkpoints
+    keep_checkpoints: int = 20  # numbered checkpoints kept (older ones are deleted)
+    log_every: int = 1000  # games between TensorBoard scalars
+    threads: int = 1  # torch/numba threads of the learner (0: every core)
+
+
+@dataclass
+class EvalConfig:
+    every: int = 5000  # games between evaluations (0: only at the end)
+    games: int = 400  # games per opponent in periodic evaluations (even: duplicate dice)
+    final_games: int = 2000  # games per opponent at the end (0: none)
+    opponents: list[str] = field(default_factory=lambda: ["random", "pubeval"])  # bot specs
+    previous: bool = True  # also play this run's previous numbered checkpoint
+
+
+@dataclass
+class RayConfig:
+    address: str | None = None  # None: a local Ray instance; "auto" or "HOST:PORT" of a cluster
+    workers: int = 2  # self-play actors
+    games_per_task: int = 256  # games one self-play task plays before it reports back
+    worker_threads: int = 1  # torch/numba threads (and Ray CPUs) of each worker
+    max_worker_failures: int = 100  # worker deaths tolerated in one run (each is replaced)
+    kill_worker_after_tasks: int | None = None  # fault drill: kill a busy worker after this many tasks
+
+
+@dataclass
+class RunConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
+    seed: int = 0  # seeds the net's initial weights, the dice and the minibatch order
+    device: str = "cpu"  # cpu, cuda, cuda:N or auto (the learner's; Ray workers play on CPU)
+    resume: str | None = None  # checkpoint to continue from (its run directory is reused)
+    distributed: str = "none"  # none: self-play in this process | ray: on Ray actors
+    progress: bool = True  # tqdm bar in the terminal
+
+    def to_dict(self) -> dict:
+        """Plain nested dict (what checkpoints and ``config.yaml`` record)."""
+        return dataclasses.asdict(self)
+
+
+SECTIONS = {"model": ModelConfig, "optim": OptimConfig, "train": TrainConfig, "eval": EvalConfig,
+            "ray": RayConfig}
+
+
+# --------------------------------------------------------------------------------------------
+# DictConfig -> RunConfig
+
+
+def load_config(cfg: DictConfig | dict) -> RunConfig:
+    """The typed, checked config of ``cfg`` (a composed DictConfig or a plain dict)."""
+    raw = _plain(cfg)
+    sections = {}
+    for name, kind in SECTIONS.items():
+        value = raw.get(name)
+        if value is None and name != "ray":
+            raise ConfigError(f"config section '{name}' is missing")
+        sections[name] = _build(kind, value or {}, name)
+    top = {f.name for f in dataclasses.fields(RunConfig)} - set(SECTIONS)
+    unknown = sorted(set(raw) - top - set(SECTIONS) - {"hydra", "experiment"})
+    if unknown:
+        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {', '.join(sorted(top | set(SECTIONS)))}")
+    run = RunConfig(**sections, **{k: raw[k] for k in top if k in raw})
+    check(run)
+    return run
+
+
+def validate(cfg: DictConfig | dict) -> RunConfig:
+    """Raise ConfigError for the first unusable value; returns the typed config."""
+    return load_config(cfg)
+
+
+def _plain(cfg) -> dict:
+    if isinstance(cfg, RunConfig):
+        return cfg.to_dict()
+    if isinstance(cfg, dict):
+        return cfg
     try:
-        return OmegaConf.select(cfg, key, throw_on_missing=True)
-    except Exception as e:  # missing mandatory value, interpolation error
-        raise ConfigError(f"config key '{key}': {e}") from None
+        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except Exception as e:  # a missing mandatory value, an interpolation error
+        raise ConfigError(f"config cannot be resolved: {e}") from None
 
 
-def _number(cfg, key, lo=None, hi=None, integer=False, allow_none=False, lo_open=False):
-    v = _get(cfg, key)
-    if v is None and allow_none:
-        return
+def _build(kind, values: dict, section: str):
+    if not isinstance(values, dict):
+        raise ConfigError(f"config section '{section}' must be a mapping; got {values!r}")
+    names = {f.name for f in dataclasses.fields(kind)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(f"unknown config key(s) in '{section}': {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(names))}")
+    return kind(**values)
+
+
+# --------------------------------------------------------------------------------------------
+# Checks
+
+
+def check(run: RunConfig) -> None:
+    """Raise ConfigError for the first field of ``run`` out of its range."""
+    _check_model(run.model)
+    _check_optim(run.optim)
+    _check_train(run.train)
+    _check_eval(run.eval)
+    _check_ray(run)
+    _choice("distributed", run.distributed, ["none", "ray"])
+    _bool("progress", run.progress)
+    _number("seed", run.seed, lo=0, integer=True)
+    _check_device(run.device)
+
+
+def _check_model(m: ModelConfig) -> None:
+    _choice("model.encoding", m.encoding, sorted(ENCODINGS))
+    _choice("model.activation", m.activation, sorted(ACTIVATIONS))
+    m.hidden = _widths("model.hidden", m.hidden)
+    if m.race_hidden is not None:
+        m.race_hidden = _widths("model.race_hidden", m.race_hidden)
+    _bool("model.split", m.split)
+
+
+def _check_optim(o: OptimConfig) -> None:
+    _choice("optim.name", o.name, ["adam", "sgd"])
+    _number("optim.lr", o.lr, lo=0, lo_open=True)
+    if o.lr_final is not None:
+        _number("optim.lr_final", o.lr_final, lo=0)
+    _number("optim.weight_decay", o.weight_decay, lo=0)
+
+
+def _check_train(t: TrainConfig) -> None:
+    _choice("train.mode", t.mode, ["batched", "online"])
+    _choice("train.loss", t.loss, ["mse", "bce"])
+    for key in ("fast_cpu", "bearoff"):
+        _bool(f"train.{key}", getattr(t, key))
+    for key in ("lam", "epsilon", "search_target"):
+        _number(f"train.{key}", getattr(t, key), lo=0, hi=1)
+    for key in ("games", "parallel_games", "batch_size", "buffer_positions", "epochs",
+                "checkpoint_every", "keep_checkpoints", "log_every"):
+        _number(f"train.{key}", getattr(t, key), lo=1, integer=True)
+    _number("train.max_plies", t.max_plies, lo=10, integer=True)
+    _number("train.threads", t.threads, lo=0, integer=True)
+
+
+def _check_eval(e: EvalConfig) -> None:
+    _number("eval.every", e.every, lo=0, integer=True)
+    _number("eval.games", e.games, lo=2, integer=True)
+    _number("eval.final_games", e.final_games, lo=0, integer=True)
+    for key in ("games", "final_games"):
+        if getattr(e, key) % 2:
+            raise ConfigError(f"config key 'eval.{key}' must be even (games are played in duplicate "
+                              f"pairs); got {getattr(e, key)}")
+    if not isinstance(e.opponents, list) or not all(isinstance(o, str) for o in e.opponents):
+        raise ConfigError(f"config key 'eval.opponents' must be a list such as [random, pubeval]; "
+                          f"got {e.opponents!r}")
+    _bool("eval.previous", e.previous)
+
+
+def _check_ray(run: RunConfig) -> None:
+    r = run.ray
+    if r.address is not None and (not isinstance(r.address, str) or not r.address.strip()):
+        raise ConfigError(f"config key 'ray.address' must be null, 'auto' or 'HOST:PORT'; got {r.address!r}")
+    for key, lo in (("workers", 1), ("games_per_task", 1), ("worker_threads", 1), ("max_worker_failures", 0)):
+        _number(f"ray.{key}", getattr(r, key), lo=lo, integer=True)
+    if r.kill_worker_after_tasks is not None:
+        _number("ray.kill_worker_after_tasks", r.kill_worker_after_tasks, lo=1, integer=True)
+    if run.distributed == "ray" and run.train.mode != "batched":
+        raise ConfigError(f"distributed=ray needs train.mode=batched; got train.mode={run.train.mode}")
+
+
+def _check_device(dev: Any) -> None:
+    if not isinstance(dev, str) or not (dev in ("cpu", "auto", "cuda") or dev.startswith("cuda:")):
+        raise ConfigError(f"config key 'device' must be cpu, cuda, cuda:N or auto; got {dev!r}")
+    if dev.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError(f"config key 'device' is {dev!r} but this torch build sees no CUDA device")
+
+
+def _number(key: str, v: Any, lo=None, hi=None, integer=False, lo_open=False) -> None:
     ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
     if isinstance(v, bool) or not ok_type:
         kind = "a whole number" if integer else "a number"
@@ -34,67 +247,19 @@ def _number(cfg, key, lo=None, hi=None, integer=False, allow_none=False, lo_open
         raise ConfigError(f"config key '{key}' must be <= {hi}; got {v!r}")
 
 
-def _choice(cfg, key, options):
-    v = _get(cfg, key)
+def _choice(key: str, v: Any, options) -> None:
     if v not in options:
         raise ConfigError(f"config key '{key}' must be one of {', '.join(map(str, options))}; got {v!r}")
 
 
-def validate(cfg: DictConfig) -> None:
-    """Raise ConfigError for the first unusable value."""
-    for section in ("model", "optim", "train", "eval"):
-        if _get(cfg, section) is None:
-            raise ConfigError(f"config section '{section}' is missing")
-    _choice(cfg, "model.encoding", sorted(ENCODINGS))
-    _choice(cfg, "model.activation", sorted(ACTIVATIONS))
-    for key in ("model.hidden", "model.race_hidden"):
-        v = _get(cfg, key)
-        if v is None and key == "model.race_hidden":
-            continue
-        widths = list(v) if not isinstance(v, int) else [v]
-        if not widths or any(isinstance(w, bool) or not isinstance(w, int) or w <= 0 for w in widths):
-            raise ConfigError(f"config key '{key}' must be a list of positive layer widths; got {v!r}")
-    _choice(cfg, "model.split", [True, False])
-    _choice(cfg, "optim.name", ["adam", "sgd"])
-    _number(cfg, "optim.lr", lo=0, lo_open=True)
-    _number(cfg, "optim.lr_final", lo=0, allow_none=True)
-    _number(cfg, "optim.weight_decay", lo=0)
-    _choice(cfg, "train.mode", ["batched", "online"])
-    _number(cfg, "train.games", lo=1, integer=True)
-    _number(cfg, "train.parallel_games", lo=1, integer=True)
-    _number(cfg, "train.lam", lo=0, hi=1)
-    _number(cfg, "train.epsilon", lo=0, hi=1)
-    _number(cfg, "train.batch_size", lo=1, integer=True)
-    _number(cfg, "train.buffer_positions", lo=1, integer=True)
-    _number(cfg, "train.epochs", lo=1, integer=True)
-    _choice(cfg, "train.loss", ["mse", "bce"])
-    if _get(cfg, "train.fast_cpu") is not None:  # absent in older configs: off
-        _choice(cfg, "train.fast_cpu", [True, False])
-    if _get(cfg, "train.search_target") is not None:  # absent in older configs: λ-returns alone
-        _number(cfg, "train.search_target", lo=0, hi=1)
-    if _get(cfg, "train.bearoff") is not None:  # absent in older configs: off
-        _choice(cfg, "train.bearoff", [True, False])
-    _number(cfg, "train.max_plies", lo=10, integer=True)
-    _number(cfg, "train.checkpoint_every", lo=1, integer=True)
-    _number(cfg, "train.keep_checkpoints", lo=1, integer=True)
-    _number(cfg, "train.log_every", lo=1, integer=True)
-    _number(cfg, "train.threads", lo=0, integer=True)
-    _number(cfg, "eval.every", lo=0, integer=True)
-    _number(cfg, "eval.games", lo=2, integer=True)
-    _number(cfg, "eval.final_games", lo=0, integer=True)
-    for key in ("eval.games", "eval.final_games"):
-        if _get(cfg, key) % 2:
-            raise ConfigError(f"config key '{key}' must be even (games are played in duplicate pairs); got {_get(cfg, key)}")
-    opponents = _get(cfg, "eval.opponents")
-    if opponents is None or isinstance(opponents, str):
-        raise ConfigError(f"config key 'eval.opponents' must be a list such as [random, pubeval]; got {opponents!r}")
-    _choice(cfg, "distributed", ["none", "ray"])
-    _number(cfg, "seed", lo=0, integer=True)
-    dev = _get(cfg, "device")
-    if not isinstance(dev, str) or not (dev in ("cpu", "auto", "cuda") or dev.startswith("cuda:")):
-        raise ConfigError(f"config key 'device' must be cpu, cuda, cuda:N or auto; got {dev!r}")
-    if dev.startswith("cuda"):
-        import torch
+def _bool(key: str, v: Any) -> None:
+    if not isinstance(v, bool):
+        raise ConfigError(f"config key '{key}' must be true or false; got {v!r}")
 
-        if not torch.cuda.is_available():
-            raise ConfigError(f"config key 'device' is {dev!r} but this torch build sees no CUDA device")
+
+def _widths(key: str, v: Any) -> list[int]:
+    widths = [v] if isinstance(v, int) and not isinstance(v, bool) else v
+    if (not isinstance(widths, list) or not widths
+            or any(isinstance(w, bool) or not isinstance(w, int) or w <= 0 for w in widths)):
+        raise ConfigError(f"config key '{key}' must be a list of positive layer widths; got {v!r}")
+    return list(widths)

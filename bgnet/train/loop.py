@@ -1,95 +1,74 @@
-"""The training run, top to bottom: build, (resume), self-play, learn, log, evaluate, checkpoint.
+"""The training run, top to bottom: config, (resume), games, learning, logs, evaluations,
+checkpoints, summary. One loop for every way of playing the games:
 
-Two modes share everything but the learning step:
-
-* ``batched``: a pool of games plays in parallel (:class:`~bgnet.train.selfplay.SelfPlayPool`);
-  each finished game contributes its positions with their λ-returns, and once enough positions
-  are gathered they are used once, in shuffled minibatches (Adam or SGD).
-* ``online``: Tesauro's TD(λ), one game at a time, the weights updated after every move through
-  eligibility traces (:mod:`bgnet.train.online`). It is the reference, and slow.
+* ``train.mode=batched``: finished games come from a :class:`~bgnet.train.sources.GameSource`
+  (a local self-play pool with ``distributed=none``, Ray actors with ``distributed=ray``); once
+  ``train.buffer_positions`` positions are in, :func:`~bgnet.train.learn.learn_step` learns from
+  them and the source is told the new weights.
+* ``train.mode=online``: Tesauro's TD(λ), one game at a time, the weights updated after every move
+  through eligibility traces (:mod:`bgnet.train.online`). It is the reference, and slow.
 
 Every metric goes to TensorBoard under ``<run dir>/tb``; checkpoints go to
 ``<run dir>/checkpoints`` (``latest.pt`` every ``checkpoint_every`` games and at exit, plus
-numbered copies), each with the resolved config beside it.
+numbered copies), each with the config the run really trains with beside it (``config.yaml``,
+also in the run directory and inside the checkpoint). A resumed run takes the net and the
+optimizer's kind from its checkpoint (:mod:`bgnet.train.resume`).
+
+A checkpoint holds plain Python values, lists, dicts and torch tensors only, so that it loads with
+``torch.load(weights_only=True)``.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from bgnet.bots.net import NetBot, NetEvaluator
+from bgnet.bots.net import NetBot
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
-from bgnet.nn.encode import encode, race_mask
-from bgnet.nn.model import SplitValueNet, ValueNet, conditional_loss, net_from_config, probability_loss
-from bgnet.train.config import validate
-from bgnet.train.selfplay import SelfPlayPool
+from bgnet.nn.model import net_from_config
+from bgnet.train.config import RunConfig, load_config
+from bgnet.train.learn import (Learner, build_net, build_optimizer, concat_games, learn_step,
+                               learning_rate, resolve_device, searcher_for, set_threads, weight_norm)
+from bgnet.train.learn import search_targets  # noqa: F401  (still importable from here)
+from bgnet.train.resume import Requested, reconcile
+from bgnet.train.selfplay import FinishedGames
+from bgnet.train.sources import GameSource, LocalSource
+
+SourceFactory = Callable[["Trainer"], GameSource]
+
+
+def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: bool | None = None,
+          overrides: Iterable[str] | None = None, source: SourceFactory | None = None) -> dict:
+    """Run the training described by ``cfg``; write everything under ``run_dir``. Returns the
+    final evaluation (and a few totals) as a dict.
+
+    ``overrides``: the command line's Hydra overrides, which tell a resumed run which keys a
+    person asked for (:mod:`bgnet.train.resume`); None counts every key as asked for.
+    ``source``: builds the run's game source from the trainer (default: by ``distributed``).
+    """
+    trainer = Trainer(load_config(cfg), Path(run_dir), progress, Requested(overrides))
+    return trainer.run(source or default_source)
+
+
+def default_source(trainer: Trainer) -> GameSource:
+    """Self-play in this process, or on Ray actors with ``distributed=ray``."""
+    if trainer.cfg.distributed == "ray":
+        from bgnet.train.distributed import RaySource
+
+        return RaySource(trainer.cfg, trainer.net, trainer.version, trainer.games)
+    return LocalSource(trainer.net, trainer.device, trainer.cfg.train, trainer.selfplay_rng)
 
 
 # --------------------------------------------------------------------------------------------
-# Building blocks
-
-
-def set_threads(n: int) -> int:
-    """Use ``n`` threads for torch and numba (0 = every core); returns the number used."""
-    import numba
-
-    n = n or os.cpu_count() or 1
-    torch.set_num_threads(n)
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    return n
-
-
-def resolve_device(name: str) -> str:
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return name
-
-
-def build_net(model: DictConfig) -> torch.nn.Module:
-    hidden = list(model.hidden)
-    if model.split:
-        race = list(model.race_hidden) if model.race_hidden is not None else hidden
-        return SplitValueNet(model.encoding, hidden, model.activation, race_hidden=race)
-    return ValueNet(model.encoding, hidden, model.activation)
-
-
-def build_optimizer(net: torch.nn.Module, optim: DictConfig) -> torch.optim.Optimizer:
-    if optim.name == "adam":
-        return torch.optim.Adam(net.parameters(), lr=optim.lr, weight_decay=optim.weight_decay)
-    return torch.optim.SGD(net.parameters(), lr=optim.lr, weight_decay=optim.weight_decay)
-
-
-def learning_rate(optim: DictConfig, games: int, total: int) -> float:
-    """Linear decay from ``lr`` to ``lr_final`` over the run (constant without ``lr_final``)."""
-    if optim.lr_final is None:
-        return float(optim.lr)
-    frac = min(1.0, games / max(1, total))
-    return float(optim.lr + (optim.lr_final - optim.lr) * frac)
-
-
-def search_targets(bot: NetBot, boards: np.ndarray, returns: np.ndarray, weight: float) -> np.ndarray:
-    """Mix each position's λ-return with its 1-ply value: the 21 rolls averaged, the side on roll
-    playing its best move, judged by the net being trained.
-
-    A 1-ply value looks one roll further than the net itself, so it is a better estimate than the
-    net's own and a target the net can learn from (the net learns to play as its 1-ply search
-    does); the λ-return keeps the target tied to real outcomes. ``weight`` 0 gives the λ-returns,
-    1 the 1-ply values alone. It costs one 1-ply evaluation (about 400 afterstates) per position.
-    """
-    ply1 = bot.evaluate(boards, ply=1)
-    return ((1.0 - weight) * returns + weight * ply1).astype(np.float32)
-
-
-def weight_norm(net: torch.nn.Module) -> float:
-    return float(torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters())))
+# Random state and plain payloads
 
 
 def rng_state(rng: np.random.Generator) -> dict:
@@ -101,38 +80,17 @@ def restore_rng(rng: np.random.Generator, state: dict) -> None:
     torch.set_rng_state(state["torch"])
 
 
-class Learner:
-    """One minibatch update on (positions, target probabilities).
-
-    ``fast_cpu``: on the CPU with the mse loss, run the update in compiled code
-    (:class:`bgnet.nn.fast.FastLearner`: the same step, in place, and the optimizer's state kept
-    in torch's format) when the net and optimizer allow it; ``self.fast`` is None otherwise.
-    """
-
-    def __init__(self, net, optimizer, loss: str, device: str, fast_cpu: bool = False):
-        self.net, self.opt, self.loss, self.device = net, optimizer, loss, device
-        self.split = isinstance(net, SplitValueNet)
-        self.fast = None
-        if fast_cpu and str(device) == "cpu":
-            from bgnet.nn.fast import FastLearner, learner_unsupported
-
-            if learner_unsupported(net, optimizer, loss) is None:
-                self.fast = FastLearner(net, optimizer)
-
-    def update(self, boards: np.ndarray, targets: np.ndarray) -> float:
-        if self.fast is not None:
-            return self.fast.update(boards, targets)
-        x = torch.from_numpy(encode(boards, self.net.encoding)).to(self.device)
-        y = torch.from_numpy(targets).to(self.device)
-        args = (x, torch.from_numpy(race_mask(boards)).to(self.device)) if self.split else (x,)
-        if self.loss == "bce":
-            loss = conditional_loss(self.net.forward_logits(*args), y)
-        else:
-            loss = probability_loss(self.net(*args), y, "mse")
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
-        return float(loss.detach())
+def plain(value):
+    """``value`` with numpy scalars and arrays turned into Python numbers and lists."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,6 +103,7 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
     from bgnet.bots import load_bot
     from bgnet.evaluate.match import play_games
 
+    was_training = net.training
     me = NetBot(net, device=device, name="current")
     out = {}
     specs = list(opponents) + ([previous] if previous else [])
@@ -156,173 +115,273 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
             continue
         r = play_games(me, opp, games, seed=seed, progress=False)
         key = "previous" if spec == previous else str(spec)
-        out[key] = {"ppg": r.ppg, "ppg_ci95": r.ppg_ci95, "win_rate": r.win_rate, "games": r.games}
-    net.train()
+        out[key] = {"ppg": float(r.ppg), "ppg_ci95": float(r.ppg_ci95), "win_rate": float(r.win_rate),
+                    "games": int(r.games)}
+    net.train(was_training)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Checkpoints
+
+
+class Checkpoints:
+    """``latest.pt`` and numbered ``games_*.pt`` under ``<run>/checkpoints``, pruned to
+    ``train.keep_checkpoints``; each write is atomic (:func:`save_checkpoint`)."""
+
+    def __init__(self, run_dir: Path, keep: int):
+        self.dir = run_dir / "checkpoints"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.keep = keep
+        self.saved: list[tuple[int, str]] = []  # numbered checkpoints of this run: (games, path)
+
+    def save(self, name: str, payload: dict, config_yaml: str) -> Path:
+        path = save_checkpoint(self.dir / name, payload)
+        (self.dir / "config.yaml").write_text(config_yaml)
+        return path
+
+    @staticmethod
+    def name(games: int) -> str:
+        return f"games_{games:09d}.pt"
+
+    def numbered(self, games: int, payload: dict, config_yaml: str) -> Path:
+        path = self.save(self.name(games), payload, config_yaml)
+        self.saved.append((games, str(path)))
+        return path
+
+    def previous(self, games: int) -> str | None:
+        """The latest numbered checkpoint of this run from before ``games`` (for evaluations)."""
+        older = [p for g, p in self.saved if g < games and os.path.exists(p)]
+        return older[-1] if older else None
+
+    def prune(self) -> None:
+        numbered = sorted(self.dir.glob("games_*.pt"), key=lambda p: p.stat().st_mtime)
+        for old in numbered[: max(0, len(numbered) - self.keep)]:
+            old.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------
 # The run
 
 
-def train(cfg: DictConfig, run_dir: str | os.PathLike, progress: bool | None = None) -> dict:
-    """Run the training described by ``cfg``; write everything under ``run_dir``. Returns the
-    final evaluation (and a few totals) as a dict."""
-    validate(cfg)
-    from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
+class Trainer:
+    """A run's state (net, optimizer, games played, weights version, generators) and its loop."""
 
-    threads = set_threads(cfg.train.threads)
-    if progress is None:
-        progress = bool(cfg.get("progress", True))
-    device = resolve_device(cfg.device)
-    run_dir = Path(run_dir)
-    ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(cfg.seed)
-    torch.manual_seed(cfg.seed)
+    def __init__(self, cfg: RunConfig, run_dir: Path, progress: bool | None, requested: Requested):
+        self.threads = set_threads(cfg.train.threads)
+        self.device = device = resolve_device(cfg.device)
+        self.run_dir = run_dir
+        self.rng = np.random.default_rng(cfg.seed)  # minibatch order (and online mode's dice)
+        # The local pool's dice: a generator of their own, so the learning step is the same
+        # whichever source played the games.
+        self.selfplay_rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 1]))
+        torch.manual_seed(cfg.seed)
+        self.games = self.version = 0
+        data = None
+        if cfg.resume:
+            data = load_checkpoint(cfg.resume, map_location=device)
+            cfg, notes = reconcile(cfg, data, requested, path=str(cfg.resume))
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+        self.cfg = cfg
+        self.net = (net_from_config(data["net_config"]) if data else build_net(cfg.model)).to(device)
+        self.opt = build_optimizer(self.net, cfg.optim)
+        if data:
+            self._restore(data)
+        self.progress = cfg.progress if progress is None else bool(progress)
+        self.total = cfg.train.games
 
-    net = build_net(cfg.model).to(device)
-    opt = build_optimizer(net, cfg.optim)
-    games = 0
-    if cfg.resume:
-        data = load_checkpoint(cfg.resume, map_location=device)
-        net = net_from_config(data["net_config"]).to(device)
-        net.load_state_dict(data["net_state"])
-        opt = build_optimizer(net, cfg.optim)
+    def _restore(self, data: dict) -> None:
+        self.net.load_state_dict(data["net_state"])
         if data.get("optimizer_state"):
-            opt.load_state_dict(data["optimizer_state"])
-        games = int(data.get("games", 0))
-        if data.get("rng"):
-            restore_rng(rng, data["rng"])
-        print(f"resumed from {cfg.resume} at {games} games")
-    OmegaConf.save(cfg, run_dir / "config.yaml")
+            self.opt.load_state_dict(data["optimizer_state"])
+        self.games = int(data.get("games", 0))
+        self.version = int(data.get("weights_version", 0))
+        rng = data.get("rng") or {}
+        if rng:
+            restore_rng(self.rng, rng)
+        if rng.get("selfplay"):
+            self.selfplay_rng.bit_generator.state = rng["selfplay"]
+        else:  # a checkpoint from before the pool had its own dice: fresh ones for this part
+            self.selfplay_rng = np.random.default_rng(np.random.SeedSequence([self.cfg.seed, 1, self.games]))
+        print(f"resumed from {self.cfg.resume} at {self.games} games")
 
-    # Plain copies of the config sections: OmegaConf lookups in the hot loop cost ~18 % of a run.
-    T, E, O = (SimpleNamespace(**OmegaConf.to_container(sec, resolve=True))
-               for sec in (cfg.train, cfg.eval, cfg.optim))
-    total = int(T.games)
-    writer = SummaryWriter(str(run_dir / "tb"))
-    resolved = OmegaConf.to_container(cfg, resolve=True)
+    # -- payloads ------------------------------------------------------------------------------
+    def config_yaml(self) -> str:
+        return OmegaConf.to_yaml(OmegaConf.create(self.cfg.to_dict()))
 
-    def checkpoint(name: str, metrics: dict | None = None) -> Path:
-        payload = {"net_config": net.config(), "net_state": net.state_dict(),
-                   "optimizer_state": opt.state_dict(), "games": games, "config": resolved,
-                   "rng": rng_state(rng), "metrics": metrics or {}}
-        path = save_checkpoint(ckpt_dir / name, payload)
-        (ckpt_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg))
-        return path
+    def payload(self, metrics: dict | None = None) -> dict:
+        state = rng_state(self.rng)
+        if self.source is not None:
+            state.update(self.source.state())
+        return {"net_config": self.net.config(), "net_state": self.net.state_dict(),
+                "optimizer_state": self.opt.state_dict(), "games": self.games,
+                "config": self.cfg.to_dict(), "rng": plain(state), "metrics": plain(metrics or {}),
+                "weights_version": self.version}
 
-    def prune_numbered() -> None:
-        numbered = sorted(ckpt_dir.glob("games_*.pt"), key=lambda p: p.stat().st_mtime)
-        for old in numbered[: max(0, len(numbered) - T.keep_checkpoints)]:
-            old.unlink(missing_ok=True)
+    def save(self, name: str, metrics: dict | None = None, numbered: bool = False) -> Path:
+        if numbered:
+            return self.ckpt.numbered(self.games, self.payload(metrics), self.config_yaml())
+        return self.ckpt.save(name, self.payload(metrics), self.config_yaml())
 
-    bar = tqdm(total=total, initial=min(games, total), unit="game", disable=not progress,
-               dynamic_ncols=True, desc="self-play")
-    stats = _Stats()
-    last_ckpt = games - games % T.checkpoint_every
-    last_eval = games - (games % E.every if E.every else 0)
-    last_log = games
-    saved: list[tuple[int, str]] = []  # numbered checkpoints of this run: (games, path)
-    t_start = time.perf_counter()
-    games_at_start = games
+    # -- the run -------------------------------------------------------------------------------
+    def run(self, make_source: SourceFactory) -> dict:
+        self.source = None
+        if self.games >= self.total:
+            return self._already_reached()
+        self.t_start = time.perf_counter()
+        if self.cfg.train.mode == "online":
+            self.step = self._online_step()
+        else:
+            # Built before anything is written: a source that cannot start (no Ray cluster at
+            # ray.address) leaves the run directory as it was.
+            self.source = make_source(self)
+            self.step = self._batched_step()
+        try:
+            self._start()
+            try:
+                self._loop()
+            except KeyboardInterrupt:
+                self.bar.write("interrupted: saving a checkpoint")
+            finally:  # whatever stopped the run, what it learned is kept
+                self.bar.close()
+                final_path = self.save("latest.pt")
+                self.writer.flush()
+        finally:
+            if self.source is not None:
+                self.source.close()
+        return self._finish(final_path)
 
-    if T.mode == "online":
-        from bgnet.train.online import OnlineTD
+    def _start(self) -> None:
+        """The run directory's config, checkpoints folder, TensorBoard writer and progress bar."""
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
 
-        online = OnlineTD(net, cfg, rng, device)
-    else:
-        learner = Learner(net, opt, T.loss, device,
-                          fast_cpu=bool(getattr(T, "fast_cpu", False)))
-        pool = SelfPlayPool(NetEvaluator(net, device), T.parallel_games, rng,
-                            lam=T.lam, max_plies=T.max_plies,
-                            epsilon=T.epsilon, bearoff=bool(getattr(T, "bearoff", False)))
-        search_weight = float(getattr(T, "search_target", 0.0) or 0.0)
-        searcher = NetBot(pool.ev, ply=1) if search_weight else None
-        buf_boards: list[np.ndarray] = []
-        buf_targets: list[np.ndarray] = []
+        self.ckpt = Checkpoints(self.run_dir, self.cfg.train.keep_checkpoints)
+        (self.run_dir / "config.yaml").write_text(self.config_yaml())
+        self.writer = SummaryWriter(str(self.run_dir / "tb"))
+        self.games_at_start = self.games_first = self.games
+        self.t_first: float | None = None  # first games in: the rate is measured from there
+        self.stats = _Stats()
+        self.lr = learning_rate(self.cfg.optim, self.games, self.total)
+        self.bar = tqdm(total=self.total, initial=min(self.games, self.total), unit="game",
+                        disable=not self.progress, dynamic_ncols=True,
+                        desc="self-play" + (" (ray)" if self.cfg.distributed == "ray" else ""))
+
+    def _already_reached(self) -> dict:
+        print(f"bgnet train: warning: train.games={self.total} is already reached: {self.cfg.resume} "
+              f"holds {self.games} games, so there is nothing to train and nothing was written. "
+              f"Raise train.games above {self.games} to train on.", file=sys.stderr)
+        return {"games": self.games, "checkpoint": str(self.cfg.resume), "already_reached": True,
+                "games_at_start": self.games, "weights_version": self.version}
+
+    def _loop(self) -> None:
+        T, E = self.cfg.train, self.cfg.eval
+        last_ckpt = self.games - self.games % T.checkpoint_every
+        last_eval = self.games - (self.games % E.every if E.every else 0)
+        last_log = self.games
+        while self.games < self.total:
+            self.lr = learning_rate(self.cfg.optim, self.games, self.total)
+            results, lengths, losses = self.step(self.lr)
+            self.stats.losses.extend(losses)
+            if not len(results):
+                continue
+            self.stats.add_games(results, lengths)
+            self.games += len(results)
+            if self.t_first is None:  # the rate counts the games after the first ones
+                self.t_first, self.games_first = time.perf_counter(), self.games
+            self.bar.update(len(results))
+            if self.games - last_log >= T.log_every or self.games >= self.total:
+                self._log()
+                last_log = self.games
+            if self.games - last_ckpt >= T.checkpoint_every:
+                self.save("latest.pt")
+                self.save("", numbered=True)
+                self.ckpt.prune()
+                last_ckpt = self.games - self.games % T.checkpoint_every
+            if E.every and self.games - last_eval >= E.every and self.games < self.total:
+                previous = self.ckpt.previous(self.games) if E.previous else None
+                res = evaluate_against(self.net, self.device, E.opponents, E.games,
+                                       seed=self.cfg.seed + 1, previous=previous)
+                _log_eval(self.writer, res, self.games, self.bar)
+                last_eval = self.games - self.games % E.every
+
+    def _batched_step(self):
+        """Games from the source; a round of learning once the buffer is full."""
+        T = self.cfg.train
+        learner = Learner(self.net, self.opt, T.loss, self.device, fast_cpu=T.fast_cpu)
+        searcher = searcher_for(self.net, self.device, T.bearoff) if T.search_target else None
+        buffer: list[FinishedGames] = []
         buffered = 0
 
-    try:
-        while games < total:
-            lr = learning_rate(O, games, total)
-            if T.mode == "online":
-                for g in opt.param_groups:
-                    g["lr"] = lr
-                result, length, loss = online.play_game(lr)
-                stats.add_games(np.array([result]), np.array([length]))
-                stats.losses.append(loss)
-                new = 1
-            else:
-                net.eval()
-                fin = pool.step()
-                new = len(fin.results)
-                if new:
-                    stats.add_games(fin.results, fin.lengths)
-                    buf_boards.append(fin.boards)
-                    buf_targets.append(fin.targets)
-                    buffered += len(fin.boards)
-                if buffered >= T.buffer_positions:
-                    net.train()
-                    for g in opt.param_groups:
-                        g["lr"] = lr
-                    b = np.concatenate(buf_boards)
-                    t = np.concatenate(buf_targets)
-                    if search_weight:
-                        t = search_targets(searcher, b, t, search_weight)
-                    for _ in range(T.epochs):
-                        perm = rng.permutation(len(b))
-                        for lo in range(0, len(b), T.batch_size):
-                            sel = perm[lo:lo + T.batch_size]
-                            stats.losses.append(learner.update(b[sel], t[sel]))
-                    buf_boards, buf_targets, buffered = [], [], 0
-            if not new:
-                continue
-            games += new
-            bar.update(new)
+        def step(lr: float):
+            nonlocal buffer, buffered
+            fin = self.source.next_games(self.total - self.games)
+            if len(fin.results):
+                buffer.append(fin)
+                buffered += len(fin.boards)
+            losses: list[float] = []
+            if buffered >= T.buffer_positions:
+                losses = learn_step(learner, concat_games(buffer), lr=lr, epochs=T.epochs,
+                                    batch_size=T.batch_size, rng=self.rng,
+                                    search_weight=T.search_target, searcher=searcher)
+                buffer, buffered = [], 0
+                self.version += 1
+                self.source.sync(self.net, self.version)
+            return fin.results, fin.lengths, losses
 
-            if games - last_log >= T.log_every or games >= total:
-                elapsed = time.perf_counter() - t_start
-                gps = (games - games_at_start) / max(elapsed, 1e-9)
-                stats.write(writer, games, lr=lr, games_per_second=gps, weight_norm=weight_norm(net))
-                bar.set_postfix(gps=f"{gps:.0f}", loss=f"{stats.last_loss:.4f}")
-                stats.reset()
-                last_log = games
+        return step
 
-            if games - last_ckpt >= T.checkpoint_every:
-                checkpoint("latest.pt")
-                saved.append((games, str(checkpoint(f"games_{games:09d}.pt"))))
-                prune_numbered()
-                last_ckpt = games - games % T.checkpoint_every
+    def _online_step(self):
+        """One game of online TD(λ), learning after every move."""
+        from bgnet.train.online import OnlineTD
 
-            if E.every and games - last_eval >= E.every and games < total:
-                older = [p for g, p in saved if g < games and os.path.exists(p)]
-                previous = older[-1] if (E.previous and older) else None
-                res = evaluate_against(net, device, E.opponents, E.games,
-                                       seed=cfg.seed + 1, previous=previous)
-                _log_eval(writer, res, games, bar)
-                last_eval = games - games % E.every
-    except KeyboardInterrupt:
-        bar.write("interrupted: saving a checkpoint")
-    finally:
-        bar.close()
-        final_path = checkpoint("latest.pt")
-        writer.flush()
+        online = OnlineTD(self.net, self.cfg, self.rng, self.device)
 
-    summary = {"games": games, "checkpoint": str(final_path), "threads": threads, "device": device,
-               "seconds": round(time.perf_counter() - t_start, 1)}
-    if E.final_games and games >= total:
-        res = evaluate_against(net, device, E.opponents, E.final_games, seed=cfg.seed + 2)
-        _log_eval(writer, res, games, None)
-        summary["final_eval"] = res
-        checkpoint("latest.pt", metrics=res)
-        if not (ckpt_dir / f"games_{games:09d}.pt").exists():
-            checkpoint(f"games_{games:09d}.pt", metrics=res)
-        print(_format_eval(res, games))
-    writer.close()
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+        def step(lr: float):
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            result, length, loss = online.play_game(lr)
+            self.version += 1
+            return np.array([result]), np.array([length]), [loss]
+
+        return step
+
+    def _rate(self) -> float:
+        if self.t_first is None:
+            return 0.0
+        return (self.games - self.games_first) / max(time.perf_counter() - self.t_first, 1e-9)
+
+    def _log(self) -> None:
+        gps = self._rate()
+        self.stats.write(self.writer, self.games, lr=self.lr, games_per_second=gps,
+                         weight_norm=weight_norm(self.net))
+        for key, value in (self.source.scalars() if self.source else {}).items():
+            self.writer.add_scalar(key, value, self.games)
+        self.bar.set_postfix(gps=f"{gps:.0f}", loss=f"{self.stats.last_loss:.4f}")
+        self.stats.reset()
+
+    def _finish(self, final_path: Path) -> dict:
+        E = self.cfg.eval
+        summary = {"games": self.games, "checkpoint": str(final_path), "threads": self.threads,
+                   "device": self.device, "seconds": round(time.perf_counter() - self.t_start, 1),
+                   "distributed": self.cfg.distributed, "games_at_start": self.games_at_start,
+                   "weights_version": self.version, "games_per_second": round(self._rate(), 1),
+                   "seconds_to_first_result": (round(self.t_first - self.t_start, 1)
+                                               if self.t_first is not None else None)}
+        if self.source is not None:
+            summary.update(self.source.summary())
+        if E.final_games and self.games >= self.total:
+            res = evaluate_against(self.net, self.device, E.opponents, E.final_games, seed=self.cfg.seed + 2)
+            _log_eval(self.writer, res, self.games, None)
+            summary["final_eval"] = res
+            self.save("latest.pt", metrics=res)
+            if not (self.ckpt.dir / self.ckpt.name(self.games)).exists():
+                self.save("", metrics=res, numbered=True)
+            print(_format_eval(res, self.games))
+        self.writer.close()
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        return summary
 
 
 class _Stats:

@@ -1,0 +1,160 @@
+"""The learning step of batched TD(λ), the same whichever source played the games.
+
+A round of learning takes the finished games gathered since the last round (positions with their
+λ-returns), optionally mixes each target with the position's 1-ply value (``train.search_target``),
+then makes ``train.epochs`` passes over them in shuffled minibatches of ``train.batch_size``.
+:func:`learn_step` is that round; the run loop (:mod:`bgnet.train.loop`) calls it for local and
+Ray self-play alike. The minibatch order comes from the learner's own generator, never from the
+dice, so the same games give the same step wherever they were played.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+
+from bgnet.bots.net import NetBot
+from bgnet.nn.encode import encode, race_mask
+from bgnet.nn.model import SplitValueNet, ValueNet, conditional_loss, probability_loss
+from bgnet.train.config import ModelConfig, OptimConfig
+from bgnet.train.selfplay import FinishedGames
+
+
+def set_threads(n: int) -> int:
+    """Use ``n`` threads for torch and numba (0 = every core); returns the number used."""
+    import numba
+
+    n = n or os.cpu_count() or 1
+    torch.set_num_threads(n)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    return n
+
+
+def resolve_device(name: str) -> str:
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return name
+
+
+def build_net(model: ModelConfig) -> torch.nn.Module:
+    hidden = list(model.hidden)
+    if model.split:
+        race = list(model.race_hidden) if model.race_hidden is not None else hidden
+        return SplitValueNet(model.encoding, hidden, model.activation, race_hidden=race)
+    return ValueNet(model.encoding, hidden, model.activation)
+
+
+def build_optimizer(net: torch.nn.Module, optim: OptimConfig) -> torch.optim.Optimizer:
+    if optim.name == "adam":
+        return torch.optim.Adam(net.parameters(), lr=optim.lr, weight_decay=optim.weight_decay)
+    return torch.optim.SGD(net.parameters(), lr=optim.lr, weight_decay=optim.weight_decay)
+
+
+def learning_rate(optim: OptimConfig, games: int, total: int) -> float:
+    """Linear decay from ``lr`` to ``lr_final`` over the run (constant without ``lr_final``)."""
+    if optim.lr_final is None:
+        return float(optim.lr)
+    frac = min(1.0, games / max(1, total))
+    return float(optim.lr + (optim.lr_final - optim.lr) * frac)
+
+
+def search_targets(bot: NetBot, boards: np.ndarray, returns: np.ndarray, weight: float) -> np.ndarray:
+    """Mix each position's λ-return with its 1-ply value: the 21 rolls averaged, the side on roll
+    playing its best move, judged by the net being trained.
+
+    A 1-ply value looks one roll further than the net itself, so it is a better estimate than the
+    net's own and a target the net can learn from (the net learns to play as its 1-ply search
+    does); the λ-return keeps the target tied to real outcomes. ``weight`` 0 gives the λ-returns,
+    1 the 1-ply values alone. It costs one 1-ply evaluation (about 400 afterstates) per position.
+    """
+    ply1 = bot.evaluate(boards, ply=1)
+    return ((1.0 - weight) * returns + weight * ply1).astype(np.float32)
+
+
+def weight_norm(net: torch.nn.Module) -> float:
+    return float(torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters())))
+
+
+class Learner:
+    """One minibatch update on (positions, target probabilities).
+
+    ``fast_cpu``: on the CPU with the mse loss, run the update in compiled code
+    (:class:`bgnet.nn.fast.FastLearner`: the same step, in place, and the optimizer's state kept
+    in torch's format) when the net and optimizer allow it; ``self.fast`` is None otherwise.
+    """
+
+    def __init__(self, net, optimizer, loss: str, device: str, fast_cpu: bool = False):
+        self.net, self.opt, self.loss, self.device = net, optimizer, loss, device
+        self.split = isinstance(net, SplitValueNet)
+        self.fast = None
+        if fast_cpu and str(device) == "cpu":
+            from bgnet.nn.fast import FastLearner, learner_unsupported
+
+            if learner_unsupported(net, optimizer, loss) is None:
+                self.fast = FastLearner(net, optimizer)
+
+    def update(self, boards: np.ndarray, targets: np.ndarray) -> float:
+        if self.fast is not None:
+            return self.fast.update(boards, targets)
+        x = torch.from_numpy(encode(boards, self.net.encoding)).to(self.device)
+        y = torch.from_numpy(targets).to(self.device)
+        args = (x, torch.from_numpy(race_mask(boards)).to(self.device)) if self.split else (x,)
+        if self.loss == "bce":
+            loss = conditional_loss(self.net.forward_logits(*args), y)
+        else:
+            loss = probability_loss(self.net(*args), y, "mse")
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        return float(loss.detach())
+
+
+def searcher_for(net: torch.nn.Module, device: str, bearoff: bool) -> NetBot:
+    """The 1-ply bot that computes search targets; it values bear-off positions as self-play
+    does (``bearoff``), so that its targets agree with the λ-returns they are mixed with."""
+    from bgnet.bots.net import NetEvaluator
+
+    ev = NetEvaluator(net, device)
+    if hasattr(ev, "bearoff"):
+        ev.bearoff = bool(bearoff)
+    return NetBot(ev, ply=1)
+
+
+def learn_step(learner: Learner, games: FinishedGames, *, lr: float, epochs: int, batch_size: int,
+               rng: np.random.Generator, search_weight: float = 0.0,
+               searcher: NetBot | None = None) -> list[float]:
+    """One round of learning on ``games`` at learning rate ``lr``; returns the minibatch losses.
+
+    With ``search_weight`` > 0 the targets are first mixed with the 1-ply values of ``searcher``
+    (:func:`search_targets`). The net is left in eval mode, ready to play.
+    """
+    net = learner.net
+    boards, targets = games.boards, games.targets
+    if search_weight:
+        if searcher is None:
+            raise ValueError("search targets need a searcher (a 1-ply NetBot over the net being trained)")
+        net.eval()
+        targets = search_targets(searcher, boards, targets, search_weight)
+    net.train()
+    for g in learner.opt.param_groups:
+        g["lr"] = lr
+    losses = []
+    for _ in range(epochs):
+        perm = rng.permutation(len(boards))
+        for lo in range(0, len(boards), batch_size):
+            sel = perm[lo:lo + batch_size]
+            losses.append(learner.update(boards[sel], targets[sel]))
+    net.eval()
+    return losses
+
+
+def concat_games(parts: list[FinishedGames]) -> FinishedGames:
+    """One FinishedGames holding all of ``parts`` in order."""
+    if not parts:
+        return FinishedGames(np.empty((0, 2, 25), np.int8), np.empty((0, 5), np.float32),
+                             np.empty(0, np.int64), np.empty(0, np.int64))
+    if len(parts) == 1:
+        return parts[0]
+    return FinishedGames(*(np.concatenate([getattr(p, f) for p in parts])
+                           for f in ("boards", "targets", "results", "lengths")))

@@ -1,0 +1,71 @@
+"""Where a batched run's games come from: a :class:`GameSource`.
+
+The run loop (:mod:`bgnet.train.loop`) asks its source for finished games, learns from them with
+:func:`bgnet.train.learn.learn_step`, and tells the source when the weights changed. Two sources
+exist: :class:`LocalSource`, a :class:`~bgnet.train.selfplay.SelfPlayPool` in this process
+playing with the very net being trained, and :class:`bgnet.train.distributed.RaySource`, the same
+pools on Ray actors. Everything else (config, resume, learning, logs, evaluations, checkpoints,
+summary) is the loop's, so every option means the same with either source.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from bgnet.train.config import TrainConfig
+from bgnet.train.selfplay import FinishedGames, SelfPlayPool
+
+
+class GameSource(Protocol):
+    """A supply of finished self-play games for one run."""
+
+    def next_games(self, wanted: int) -> FinishedGames:
+        """The games that finished since the last call (possibly none); ``wanted`` is how many
+        the run still needs, so that a source does not start games nobody will learn from."""
+
+    def sync(self, net: torch.nn.Module, version: int) -> None:
+        """The net's weights changed (``version`` counts the learning rounds): play with them."""
+
+    def state(self) -> dict:
+        """What a checkpoint keeps so that a resumed run goes on with the same dice (plain types)."""
+
+    def scalars(self) -> dict[str, float]:
+        """Extra TensorBoard scalars, written at each log point."""
+
+    def summary(self) -> dict:
+        """Extra entries of the run's summary."""
+
+    def close(self) -> None:
+        """Stop playing; the run is over."""
+
+
+class LocalSource:
+    """Self-play in this process: a pool of ``train.parallel_games`` games played by the net being
+    trained itself (so :meth:`sync` has nothing to do), its dice drawn from ``rng``."""
+
+    def __init__(self, net: torch.nn.Module, device: str, train: TrainConfig, rng: np.random.Generator):
+        from bgnet.bots.net import NetEvaluator
+
+        self.rng = rng
+        self.pool = SelfPlayPool(NetEvaluator(net, device), train.parallel_games, rng, lam=train.lam,
+                                 max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff)
+
+    def next_games(self, wanted: int) -> FinishedGames:
+        return self.pool.step()
+
+    def sync(self, net: torch.nn.Module, version: int) -> None:
+        pass  # the pool's evaluator reads the trained weights in place
+
+    def state(self) -> dict:
+        return {"selfplay": self.rng.bit_generator.state}
+
+    def scalars(self) -> dict[str, float]:
+        return {}
+
+    def summary(self) -> dict:
+        return {}
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,78 @@
+"""The training config: the typed schema, the YAML files that feed it, and ``bgnet train --help``."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from bgnet.train.app import CONFIG_DIR
+from bgnet.train.app import main as train_main
+from bgnet.train.config import ConfigError, RunConfig, load_config
+
+EXPERIMENTS = sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
+
+
+def compose_train(*overrides):
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return compose(config_name="train", overrides=list(overrides))
+
+
+def test_the_default_yaml_is_the_schemas_defaults():
+    assert load_config(compose_train()) == RunConfig()
+
+
+def test_every_field_of_the_schema_is_in_the_default_yaml():
+    """Nothing the trainer reads is missing from train.yaml (and so from --help's pointer)."""
+    composed = compose_train()
+    for section in ("model", "optim", "train", "eval", "ray"):
+        fields = {f.name for f in dataclasses.fields(getattr(RunConfig(), section))}
+        assert fields == set(composed[section]), section
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_each_experiment_composes_and_validates(name):
+    import torch
+
+    composed = compose_train(f"+experiment={name}")
+    # A GPU preset is checked here as the CPU run it becomes with device=cpu.
+    device = [] if composed.device == "cpu" or torch.cuda.is_available() else ["device=cpu"]
+    run = load_config(compose_train(f"+experiment={name}", *device))
+    assert run.model.encoding == "extended" and run.train.games > RunConfig().train.games
+
+
+def test_experiments_exist():
+    assert "strong_cpu_wide_search" in EXPERIMENTS and len(EXPERIMENTS) >= 8
+
+
+@pytest.mark.parametrize("override, key", [
+    ("train.lam=2", "train.lam"), ("train.games=0", "train.games"),
+    ("model.encoding=nope", "model.encoding"), ("train.mode=fast", "train.mode"),
+    ("eval.games=3", "eval.games"), ("train.fast_cpu=3", "train.fast_cpu"),
+    ("model.hidden=[0]", "model.hidden"), ("optim.name=rmsprop", "optim.name"),
+    ("+train.lamda=0.5", "train"), ("+colour=red", "colour"), ("ray.workers=0", "ray.workers"),
+    ("device=tpu", "device"), ("train.search_target=1.5", "train.search_target"),
+])
+def test_bad_values_and_unknown_keys_name_their_key(override, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config(compose_train(override))
+
+
+def test_config_errors_are_bad_arguments():
+    from bgnet.errors import BadArgument
+
+    assert issubclass(ConfigError, BadArgument) and ConfigError("x").exit_code == 2
+
+
+def test_distributed_ray_needs_batched_mode():
+    with pytest.raises(ConfigError, match="train.mode=batched"):
+        load_config(compose_train("distributed=ray", "train.mode=online"))
+
+
+def test_help_explains_resume_and_the_config_groups(capsys):
+    assert train_main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for words in ("resume=", "model=", "optim=", "+experiment=", "distributed=ray", "Examples:",
+                  "h160", "strong_cpu_wide_search", "refused", "optim.name"):
+        assert words in out, words
+    assert "bgnet train resume=runs/" in out
