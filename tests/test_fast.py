@@ -15,8 +15,8 @@ from bgnet.engine.movegen import generate_batch
 from bgnet.engine.sampling import sample_positions
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.encode import encode, encode_afterstates
-from bgnet.nn.fast import (FastForward, FastLearner, _exp32, _sigmoid32, _tanh32,
-                           learner_unsupported, supports)
+from bgnet.nn.fast import FastForward, FastLearner, learner_unsupported, supports
+from bgnet.nn.fast.kernels import _exp32, _sigmoid32, _tanh32
 from bgnet.nn.model import SplitValueNet, ValueNet, probability_loss
 
 torch.set_num_threads(1)
