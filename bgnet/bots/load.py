@@ -37,9 +37,8 @@ BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:0", "gnubg:1", "gnub
 def default_bot_path() -> Path | None:
     """The bot shipped with bgnet, ``checkpoints/bgnet-default.onnx`` next to the ``bgnet``
     package (the root of the source tree), when that file exists; otherwise None."""
-    import bgnet
-
-    path = Path(bgnet.__file__).resolve().parents[1] / "checkpoints" / DEFAULT_BOT_NAME
+    root = Path(__file__).resolve().parents[2]  # bgnet/bots/load.py -> the source tree
+    path = root / "checkpoints" / DEFAULT_BOT_NAME
     return path if path.is_file() else None
 
 

@@ -11,7 +11,7 @@ BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth)
 
 def _load(spec: str, device: str, parser: argparse.ArgumentParser):
     """Load a bot, turning the expected failures into a one-line error and exit status 2."""
-    from bgnet.bots import load_bot
+    from bgnet.bots.load import load_bot
 
     try:
         return load_bot(spec, device=device)
@@ -256,7 +256,7 @@ def tournament_main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if a.games < 2:
         p.error(f"--games must be at least 2; got {a.games}")
-    from bgnet.bots import load_bot
+    from bgnet.bots.load import load_bot
     from bgnet.evaluate import tournament as t
 
     refs = () if a.no_ref else tuple(a.ref or t.DEFAULT_REFERENCES)

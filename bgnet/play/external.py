@@ -318,7 +318,7 @@ def serve_main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if not 0 < a.port < 65536:
         p.error(f"--port must be from 1 to 65535; got {a.port}")
-    from bgnet.bots import load_bot
+    from bgnet.bots.load import load_bot
     from bgnet.play.terminal import resolve_bot_spec
 
     try:

@@ -520,7 +520,7 @@ def play_main(argv: list[str]) -> int:
                 "overwrite it)")
     try:
         spec = resolve_bot_spec(a.bot, a.ply, print)
-        from bgnet.bots import load_bot
+        from bgnet.bots.load import load_bot
 
         bot = load_bot(spec)
     except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
