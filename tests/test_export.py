@@ -150,6 +150,93 @@ def test_weights_are_found_by_their_declared_names(exported):
     assert np.array_equal(ev.fast.positions(boards), FastForward(net).positions(boards))
 
 
+def _as_format_1(path, out):
+    """The exported bot ``path`` rewritten as bgnet 0.1 wrote bots: format 1, no layout, weights
+    named ``{net}_hidden{i}_{w|b}_{n}`` and ``{net}_logits_{w|b}_{n}``."""
+    import onnx
+
+    model = onnx.load(str(path))
+    split = any(p.key == "net_config" and "SplitValueNet" in p.value for p in model.metadata_props)
+    renamed = {}
+    for n, init in enumerate(model.graph.initializer):
+        parts = init.name.split(".")
+        if parts[-1] not in ("weight", "bias"):
+            continue
+        net = parts[0] if split else "net"
+        layer = f"hidden{parts[-2]}" if parts[-3:-2] == ["body"] else "logits"
+        renamed[init.name] = f"{net}_{layer}_{parts[-1][0]}_{n + 100}"
+    for init in model.graph.initializer:
+        init.name = renamed.get(init.name, init.name)
+    for node in model.graph.node:
+        node.input[:] = [renamed.get(i, i) for i in node.input]
+    props = {p.key: p.value for p in model.metadata_props if p.key != "layout"}
+    props["format_version"] = "1"
+    del model.metadata_props[:]
+    onnx.helper.set_model_props(model, props)
+    onnx.save(model, str(out))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["split", "plain"])
+def test_format_1_bots_are_read_by_their_naming(exported, tmp_path, kind):
+    """Bots exported by bgnet 0.1 load, and the compiled pass finds their weights."""
+    import onnx
+
+    _, _, path = exported[kind]
+    old = _as_format_1(path, tmp_path / "old.onnx")
+    names = [w.name for w in onnx.load(str(old)).graph.initializer]
+    assert not any("." in n for n in names) and any("_hidden0_w_" in n for n in names)
+    boards = sample_positions(2000, seed=6)[0]
+    new_ev, old_ev = OnnxEvaluator(path), OnnxEvaluator(old)
+    if kind == "split":  # sigmoid and tanh: the compiled pass covers it
+        assert old_ev.fast is not None and old_ev.fast.layout == new_ev.fast.layout
+    else:  # silu: onnxruntime runs it, under either format
+        assert old_ev.fast is None and new_ev.fast is None
+    assert np.array_equal(old_ev.positions(boards), new_ev.positions(boards))
+    assert np.array_equal(OnnxEvaluator(old, compiled=False).positions(boards),
+                          OnnxEvaluator(path, compiled=False).positions(boards))
+
+
+def test_the_shipped_bot_runs_on_the_compiled_pass():
+    path = bgnet.bots.default_bot_path()
+    if path is None:
+        pytest.skip("no shipped bot in this installation")
+    fast, runtime = OnnxEvaluator(path), OnnxEvaluator(path, compiled=False)
+    assert fast.fast is not None
+    boards = sample_positions(2000, seed=9)[0]
+    assert np.abs(fast.positions(boards) - runtime.positions(boards)).max() < 1e-5
+
+
+def test_unusable_bot_files_are_refused_with_their_name(exported, tmp_path):
+    import onnx
+
+    from bgnet.errors import BadInputFile
+
+    _, _, path = exported["split"]
+    payload = path.read_bytes()
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(payload[: len(payload) // 2])
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x08\x07garbage" * 50)
+    foreign = tmp_path / "foreign.onnx"
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
+    onnx.save(onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["x"], ["y"])], "g", [x],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])])), str(foreign))
+    newer = _with_metadata(path, tmp_path / "newer.onnx", "format_version", lambda v: 99)
+    folder = tmp_path / "folder.onnx"
+    folder.mkdir()
+    for bad, message in ((truncated, "truncated"), (garbage, "truncated or not an ONNX"),
+                         (foreign, "not a bgnet bot"), (newer, "newer bgnet"),
+                         (folder, "directory")):
+        with pytest.raises(BotFileError, match=message) as err:
+            bgnet.Bot.load(bad)
+        assert isinstance(err.value, BadInputFile) and bad.name in str(err.value)
+    with pytest.raises(FileNotFoundError) as err:
+        load_bot(str(tmp_path / "none.onnx"))
+    assert isinstance(err.value, BadInputFile) and err.value.exit_code == 3
+
+
 def test_metadata_round_trip(exported):
     net, ckpt, path = exported["split"]
     meta = read_metadata(path)
@@ -249,7 +336,7 @@ def test_exported_bot_plays_without_torch(exported):
         ev = bot.evaluate(sys.argv[2]).as_dict()
         cube = bot.cube_decision(sys.argv[2], sys.argv[3]).action
         print(json.dumps({"move": move, "equity": ev["equity"], "cube": cube,
-                          "torch": "torch" in sys.modules}))
+                          "torch": "torch" in sys.modules, "compiled": bot.eval.fast is not None}))
     """)
     _, _, path = exported["split"]
     run = subprocess.run([sys.executable, "-c", script, str(path), OPENING, MONEY],
@@ -257,6 +344,7 @@ def test_exported_bot_plays_without_torch(exported):
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert got["torch"] is False
+    assert got["compiled"] is True  # the compiled pass needs no torch either
     assert tuple(got["move"]) in legal_moves(OPENING, 3, 1)
     here = bgnet.Bot.load(path, ply=1)
     assert got["equity"] == pytest.approx(here.evaluate(OPENING).equity, abs=1e-6)

@@ -154,6 +154,53 @@ def test_forward_follows_weight_changes_and_edge_cases():
                 fast.positions(bad)
 
 
+@pytest.mark.parametrize("afterstates", [False, True], ids=["positions", "afterstates"])
+def test_forward_from_declared_weights_equals_the_torch_nets_pass(boards, afterstates):
+    """The pass over weights found by name (an exported bot's) is the pass over the module."""
+    from bgnet.nn.model import net_layout, net_weights
+
+    pos = boards[0]
+    for net in (varied_net("extended", [24, 12], "tanh", seed=5),
+                SplitValueNet("tesauro", 16, race_hidden=8)):
+        direct = FastForward(net)
+        named = FastForward.from_weights(net_layout(net), net_weights(net))
+        run = "swapped" if afterstates else "positions"
+        assert np.array_equal(getattr(named, run)(pos), getattr(direct, run)(pos))
+        assert np.array_equal(getattr(named, run)(pos[:5]), getattr(direct, run)(pos[:5]))
+        # The declared weights were copied: later training of the module does not reach them.
+        with torch.no_grad():
+            next(net.parameters()).add_(1.0)
+        assert not np.array_equal(named.positions(pos), FastForward(net).positions(pos))
+
+
+def test_forward_from_weights_refuses_what_it_cannot_run():
+    from bgnet.nn.layout import LayoutError
+    from bgnet.nn.model import net_layout, net_weights
+
+    net = ValueNet("tesauro", 8, "elu")
+    with pytest.raises(ValueError, match="activations"):
+        FastForward.from_weights(net_layout(net), net_weights(net))
+    net = ValueNet("tesauro", 8)
+    weights = net_weights(net)
+    del weights["head.weight"]
+    with pytest.raises(LayoutError, match="head.weight"):
+        FastForward.from_weights(net_layout(net), weights)
+
+
+def test_the_forward_pass_imports_no_torch():
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "import bgnet.nn.fast\n"
+              "from bgnet.nn.fast import FastForward, supports\n"
+              "assert 'torch' not in sys.modules, 'torch was imported'\n"
+              "from bgnet.nn.fast import learner_unsupported\n"
+              "assert 'torch' in sys.modules\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
 def test_supports():
     assert supports(ValueNet("tesauro", 8)) and supports(ValueNet("extended", [8, 4], "tanh"))
     assert not supports(ValueNet("tesauro", 8, "elu"))
