@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
