@@ -413,3 +413,16 @@ def test_net_evaluator_uses_fast_forward_on_the_cpu(afterstates):
     pos = afterstates[:300, ::-1]
     assert np.abs(fast.positions(pos) - slow.positions(pos)).max() < 2e-6
     assert NetEvaluator(SplitValueNet("tesauro", 8, race_activation="elu")).fast is None
+
+
+def test_forward_follows_loaded_and_replaced_parameters():
+    """In-place loads and a parameter given new storage are both seen without rebuilding."""
+    net, other = varied_net("tesauro", [16], seed=1), varied_net("tesauro", [16], seed=2)
+    fast = FastForward(net)
+    b = sample_positions(40, seed=2)[0]
+    fast.positions(b)
+    net.load_state_dict(other.state_dict())
+    assert np.array_equal(fast.positions(b), FastForward(other).positions(b))
+    with torch.no_grad():
+        net.head.weight.data = torch.zeros_like(net.head.weight)
+    assert np.abs(fast.positions(b) - torch_probs(net, b, False)).max() < 2e-6

@@ -3,8 +3,8 @@ the weights it names (:mod:`bgnet.nn.layout`), without encoding the boards and w
 
 :class:`FastForward` computes what the torch module computes, to float32 rounding, on the same
 weights. It runs a torch :class:`~bgnet.nn.model.ValueNet` or
-:class:`~bgnet.nn.model.SplitValueNet` (reading its parameters through numpy views at every call,
-so it follows training without being rebuilt), or the weights of an exported bot found by their
+:class:`~bgnet.nn.model.SplitValueNet` (reading its parameters in place through numpy views, so
+it follows training without being rebuilt), or the weights of an exported bot found by their
 declared names (:meth:`FastForward.from_weights`: no torch needed). It covers layouts on the
 ``tesauro`` and ``extended`` encodings whose sub-nets have one or more sigmoid, tanh or relu
 hidden layers; anything else stays on torch or onnxruntime: :func:`supports` and
@@ -265,8 +265,9 @@ class FastForward:
     """Evaluate a net on boards with compiled code (CPU only): ``FastForward(torch_net)`` or
     :meth:`FastForward.from_weights` ``(layout, weights)``.
 
-    A torch net's weights are read at every call, so the pass follows training without being
-    rebuilt. ``parallel``: share large batches among numba's threads
+    A torch net's parameters are read in place at every call, so the pass follows training (and
+    ``load_state_dict``) without being rebuilt; a sub-module replaced by another needs a new
+    FastForward. ``parallel``: share large batches among numba's threads
     (``numba.set_num_threads``). Off by default: the trainer runs one thread per process, and
     numba's threading layer here (GNU OpenMP) does not survive a ``fork`` once started.
 
@@ -284,7 +285,7 @@ class FastForward:
         from bgnet.nn.model import net_layout
 
         self.net = net
-        self._setup(net_layout(net), lambda: _parameter_views(net), parallel)
+        self._setup(net_layout(net), _ParameterViews(net), parallel)
 
     @classmethod
     def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> "FastForward":
@@ -376,7 +377,20 @@ class FastForward:
         return self._run(after, 0)
 
 
-def _parameter_views(net) -> dict:
-    """``{name: numpy view}`` of a torch net's parameters (sharing memory: writes go straight
-    into the tensors)."""
-    return {name: p.detach().numpy() for name, p in net.named_parameters()}
+class _ParameterViews:
+    """``{name: numpy view}`` of a torch net's parameters, sharing memory with them (so in-place
+    updates, as training makes, are seen at once). The views are made again only when a
+    parameter's storage moved (``p.data = ...``); making them at every call would cost more than
+    a small batch's whole forward pass."""
+
+    def __init__(self, net):
+        self._params = list(net.named_parameters())
+        self._ptrs: tuple = ()
+        self._views: dict = {}
+
+    def __call__(self) -> dict:
+        ptrs = tuple(p.data_ptr() for _, p in self._params)
+        if ptrs != self._ptrs:
+            self._views = {name: p.detach().numpy() for name, p in self._params}
+            self._ptrs = ptrs
+        return self._views
