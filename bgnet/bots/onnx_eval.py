@@ -163,11 +163,15 @@ def _compiled_forward(ev: OnnxEvaluator):
 
 
 def _initializers(path: Path) -> dict:
-    """``{name: array}`` of the model's initializers (the graph's constant tensors)."""
+    """``{name: array}`` of the model's initializers (the graph's constant tensors) stored in the
+    file itself: a tensor whose data lives in another file is left out (bgnet never writes one),
+    so reading a bot reads no other file."""
     import onnx
-    from onnx import numpy_helper
+    from onnx import TensorProto, numpy_helper
 
-    return {init.name: numpy_helper.to_array(init) for init in onnx.load(str(path)).graph.initializer}
+    model = onnx.load(str(path), load_external_data=False)
+    return {init.name: numpy_helper.to_array(init) for init in model.graph.initializer
+            if init.data_location != TensorProto.EXTERNAL}
 
 
 _V1_WEIGHT = re.compile(r"^(?P<net>contact|race|net)_(?:hidden(?P<index>\d+)|logits)_(?P<kind>[wb])_\d+$")
