@@ -179,7 +179,7 @@ _V1_WEIGHT = re.compile(r"^(?P<net>contact|race|net)_(?:hidden(?P<index>\d+)|log
 
 def _layout_v1(metadata: dict, initializers: dict) -> dict:
     """The layout of a version-1 export, from its net config and its weights' names (see the
-    module docstring); the initializers are renamed, in place, to the declared names."""
+    module docstring); each weight is also entered in ``initializers`` under its declared name."""
     from bgnet.nn.layout import CONDITIONAL, FORMAT, VERSION, check_layout
 
     config = metadata["net_config"]

@@ -16,7 +16,12 @@ backgammon)``, gammons included in wins. The network predicts five *conditional*
   of its condition. It is numerically steadier for rare outcomes (backgammons).
 
 Helpers work on numpy arrays and torch tensors alike (last axis = the five probabilities):
-:func:`equity`, :func:`flip`, :func:`terminal_probs`.
+:func:`equity`, :func:`flip`, :func:`terminal_probs` (defined in :mod:`bgnet.nn.probs`).
+
+These modules are the one definition of the network. :func:`net_layout` declares a net in plain
+data (:mod:`bgnet.nn.layout`: its weights by ``state_dict`` name, their shapes, the activations),
+and the other copies of its function are derived from that declaration: the ONNX graph of an
+exported bot and the compiled forward pass (:mod:`bgnet.nn.fast`).
 
 >>> p = np.array([0.6, 0.2, 0.01, 0.1, 0.005])
 >>> round(float(equity(p)), 3)
