@@ -128,7 +128,7 @@ def _verbs(path: str, tmp) -> dict[str, list[str]]:
     }
 
 
-@pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament", "train"])
+@pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament", "export", "train"])
 def test_no_verb_runs_the_payload_of_a_hostile_checkpoint(verb, tmp_path, capsys):
     from bgnet import cli
 

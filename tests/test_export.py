@@ -24,13 +24,15 @@ from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate, generate_batch
 from bgnet.engine.sampling import sample_positions
 from bgnet.engine.state import MatchContext
-from bgnet.export.onnx_bot import BotFileError, OnnxEvaluator, load_onnx_bot, read_metadata
+from bgnet.bots.load import load_net_bot
+from bgnet.bots.onnx_eval import BotFileError, OnnxEvaluator, read_metadata
 from bgnet.export.onnx_export import ExportError, build_model, export_onnx
 from bgnet.formats.match_id import match_id
 from bgnet.formats.position_id import board_from_position_id, position_id
 from bgnet.nn.checkpoint import CheckpointError, save_checkpoint
 from bgnet.nn.encode import race_mask
-from bgnet.nn.model import OUTPUTS, SplitValueNet, ValueNet
+from bgnet.nn.fast import FastForward
+from bgnet.nn.model import OUTPUTS, SplitValueNet, ValueNet, net_layout
 
 OPENING = position_id(start_position())
 MONEY = match_id(MatchContext())
@@ -106,22 +108,133 @@ def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind, compi
         assert np.abs(contact_only - p_onnx[race]).max() > 1e-3
 
 
-def test_compiled_bot_falls_back_to_onnxruntime_when_the_config_does_not_fit(exported, tmp_path):
+def _with_metadata(path, out, key, change):
+    """A copy of the exported bot ``path`` at ``out`` with metadata ``key`` changed by ``change``."""
     import onnx
 
-    _, _, path = exported["split"]
     model = onnx.load(str(path))
     for prop in model.metadata_props:
-        if prop.key == "net_config":  # a config whose widths do not match the weights
-            cfg = json.loads(prop.value)
-            cfg["contact"]["hidden"] = [cfg["contact"]["hidden"][0] + 1]
-            prop.value = json.dumps(cfg)
-    bad = tmp_path / "bad.onnx"
-    onnx.save(model, str(bad))
+        if prop.key == key:
+            prop.value = json.dumps(change(json.loads(prop.value)))
+    onnx.save(model, str(out))
+    return out
+
+
+def test_compiled_bot_falls_back_to_onnxruntime_when_the_layout_does_not_fit(exported, tmp_path):
+    _, _, path = exported["split"]
+
+    def widen_contact(layout):  # a declared shape the file's weights do not have
+        layout["subnets"][0]["layers"][0]["shape"][0] += 1
+        layout["subnets"][0]["layers"][1]["shape"][1] += 1
+        return layout
+
+    bad = _with_metadata(path, tmp_path / "bad.onnx", "layout", widen_contact)
     ev = OnnxEvaluator(bad)
     assert ev.fast is None
     boards = sample_positions(50, seed=3)[0]
     assert np.abs(ev.positions(boards) - OnnxEvaluator(path).positions(boards)).max() < 1e-5
+
+
+def test_weights_are_found_by_their_declared_names(exported):
+    import onnx
+
+    net, _, path = exported["split"]
+    layout = read_metadata(path)["layout"]
+    assert layout == net_layout(net)
+    names = {w.name for w in onnx.load(str(path)).graph.initializer}
+    assert set(net.state_dict()) <= names  # the torch names, not generated ones
+    ev = OnnxEvaluator(path)
+    assert ev.fast.layout == layout
+    # The compiled pass over the file's weights is the compiled pass over the torch net's.
+    boards = sample_positions(500, seed=4)[0]
+    assert np.array_equal(ev.fast.positions(boards), FastForward(net).positions(boards))
+
+
+def _as_format_1(path, out):
+    """The exported bot ``path`` rewritten as bgnet 0.1 wrote bots: format 1, no layout, weights
+    named ``{net}_hidden{i}_{w|b}_{n}`` and ``{net}_logits_{w|b}_{n}``."""
+    import onnx
+
+    model = onnx.load(str(path))
+    split = any(p.key == "net_config" and "SplitValueNet" in p.value for p in model.metadata_props)
+    renamed = {}
+    for n, init in enumerate(model.graph.initializer):
+        parts = init.name.split(".")
+        if parts[-1] not in ("weight", "bias"):
+            continue
+        net = parts[0] if split else "net"
+        layer = f"hidden{parts[-2]}" if parts[-3:-2] == ["body"] else "logits"
+        renamed[init.name] = f"{net}_{layer}_{parts[-1][0]}_{n + 100}"
+    for init in model.graph.initializer:
+        init.name = renamed.get(init.name, init.name)
+    for node in model.graph.node:
+        node.input[:] = [renamed.get(i, i) for i in node.input]
+    props = {p.key: p.value for p in model.metadata_props if p.key != "layout"}
+    props["format_version"] = "1"
+    del model.metadata_props[:]
+    onnx.helper.set_model_props(model, props)
+    onnx.save(model, str(out))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["split", "plain"])
+def test_format_1_bots_are_read_by_their_naming(exported, tmp_path, kind):
+    """Bots exported by bgnet 0.1 load, and the compiled pass finds their weights."""
+    import onnx
+
+    _, _, path = exported[kind]
+    old = _as_format_1(path, tmp_path / "old.onnx")
+    names = [w.name for w in onnx.load(str(old)).graph.initializer]
+    assert not any("." in n for n in names) and any("_hidden0_w_" in n for n in names)
+    boards = sample_positions(2000, seed=6)[0]
+    new_ev, old_ev = OnnxEvaluator(path), OnnxEvaluator(old)
+    if kind == "split":  # sigmoid and tanh: the compiled pass covers it
+        assert old_ev.fast is not None and old_ev.fast.layout == new_ev.fast.layout
+    else:  # silu: onnxruntime runs it, under either format
+        assert old_ev.fast is None and new_ev.fast is None
+    assert np.array_equal(old_ev.positions(boards), new_ev.positions(boards))
+    assert np.array_equal(OnnxEvaluator(old, compiled=False).positions(boards),
+                          OnnxEvaluator(path, compiled=False).positions(boards))
+
+
+def test_the_shipped_bot_runs_on_the_compiled_pass():
+    path = bgnet.bots.default_bot_path()
+    if path is None:
+        pytest.skip("no shipped bot in this installation")
+    fast, runtime = OnnxEvaluator(path), OnnxEvaluator(path, compiled=False)
+    assert fast.fast is not None
+    boards = sample_positions(2000, seed=9)[0]
+    assert np.abs(fast.positions(boards) - runtime.positions(boards)).max() < 1e-5
+
+
+def test_unusable_bot_files_are_refused_with_their_name(exported, tmp_path):
+    import onnx
+
+    from bgnet.errors import BadInputFile
+
+    _, _, path = exported["split"]
+    payload = path.read_bytes()
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(payload[: len(payload) // 2])
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x08\x07garbage" * 50)
+    foreign = tmp_path / "foreign.onnx"
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
+    onnx.save(onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["x"], ["y"])], "g", [x],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])])), str(foreign))
+    newer = _with_metadata(path, tmp_path / "newer.onnx", "format_version", lambda v: 99)
+    folder = tmp_path / "folder.onnx"
+    folder.mkdir()
+    for bad, message in ((truncated, "truncated"), (garbage, "truncated or not an ONNX"),
+                         (foreign, "not a bgnet bot"), (newer, "newer bgnet"),
+                         (folder, "directory")):
+        with pytest.raises(BotFileError, match=message) as err:
+            bgnet.Bot.load(bad)
+        assert isinstance(err.value, BadInputFile) and bad.name in str(err.value)
+    with pytest.raises(FileNotFoundError) as err:
+        load_bot(str(tmp_path / "none.onnx"))
+    assert isinstance(err.value, BadInputFile) and err.value.exit_code == 3
 
 
 def test_metadata_round_trip(exported):
@@ -139,7 +252,7 @@ def test_metadata_round_trip(exported):
     assert meta["source"] == ckpt.name and meta["name"] == "split"
     exported_at = datetime.datetime.fromisoformat(meta["exported"])
     assert abs((datetime.datetime.now(datetime.timezone.utc) - exported_at).total_seconds()) < 3600
-    assert load_onnx_bot(path).meta["metrics"] == meta["metrics"]
+    assert load_net_bot(path).meta["metrics"] == meta["metrics"]
 
 
 def test_extra_metadata_overrides_and_export_replaces_atomically(exported, tmp_path):
@@ -149,7 +262,7 @@ def test_extra_metadata_overrides_and_export_replaces_atomically(exported, tmp_p
     export_onnx(ckpt, out, {"name": "second", "note": {"elo": [1, 2]}})
     meta = read_metadata(out)
     assert meta["name"] == "second" and meta["note"] == {"elo": [1, 2]}
-    assert load_onnx_bot(out).name == "second"
+    assert load_net_bot(out).name == "second"
     assert [p.name for p in tmp_path.iterdir()] == ["bot.onnx"]  # no temporary file left behind
     with pytest.raises(ExportError, match="JSON"):
         export_onnx(ckpt, tmp_path / "x.onnx", {"bad": object()})
@@ -187,8 +300,25 @@ def test_cli_export(exported, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "wrote" in text and "agreement" in text
     assert read_metadata(out)["name"] == "clibot"
-    assert main(["export", str(tmp_path / "nope.pt"), "--out", str(out)]) == 1
+    assert main(["export", str(tmp_path / "nope.pt"), "--out", str(out)]) == 3
     assert "nope.pt does not exist" in capsys.readouterr().err
+
+
+def test_cli_export_refuses_a_directory_or_a_missing_folder(exported, tmp_path, capsys):
+    from bgnet.cli import main
+
+    _, ckpt, _ = exported["plain"]
+    assert main(["export", str(ckpt), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bgnet export: error: ") and "is a directory" in err
+    assert len(err.splitlines()) == 1
+    missing = tmp_path / "no" / "such" / "bot.onnx"
+    assert main(["export", str(ckpt), "--out", str(missing), "--check", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "does not exist" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "no").exists()  # the folder was not created
+    assert main(["export", str(ckpt), "--out", str(tmp_path / "x.onnx"), "--check", "-1"]) == 2
+    assert "--check" in capsys.readouterr().err
 
 
 def test_exported_bot_plays_without_torch(exported):
@@ -206,7 +336,7 @@ def test_exported_bot_plays_without_torch(exported):
         ev = bot.evaluate(sys.argv[2]).as_dict()
         cube = bot.cube_decision(sys.argv[2], sys.argv[3]).action
         print(json.dumps({"move": move, "equity": ev["equity"], "cube": cube,
-                          "torch": "torch" in sys.modules}))
+                          "torch": "torch" in sys.modules, "compiled": bot.eval.fast is not None}))
     """)
     _, _, path = exported["split"]
     run = subprocess.run([sys.executable, "-c", script, str(path), OPENING, MONEY],
@@ -214,6 +344,7 @@ def test_exported_bot_plays_without_torch(exported):
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert got["torch"] is False
+    assert got["compiled"] is True  # the compiled pass needs no torch either
     assert tuple(got["move"]) in legal_moves(OPENING, 3, 1)
     here = bgnet.Bot.load(path, ply=1)
     assert got["equity"] == pytest.approx(here.evaluate(OPENING).equity, abs=1e-6)
@@ -341,8 +472,8 @@ def test_load_bot_spec_and_default_bot(exported, monkeypatch):
     assert isinstance(b, NetBot) and b.ply == 1
     found = bgnet.bots.default_bot_path()
     assert found is None or (found.name == "bgnet-default.onnx" and found.is_file())
-    monkeypatch.setattr(bgnet.bots, "default_bot_path", lambda: path)
+    monkeypatch.setattr(bgnet.bots.load, "default_bot_path", lambda: path)
     assert bgnet.Bot.load().meta["path"] == str(path)
-    monkeypatch.setattr(bgnet.bots, "default_bot_path", lambda: None)
+    monkeypatch.setattr(bgnet.bots.load, "default_bot_path", lambda: None)
     with pytest.raises(FileNotFoundError, match="no default bot"):
         bgnet.Bot.load()

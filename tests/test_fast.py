@@ -15,8 +15,8 @@ from bgnet.engine.movegen import generate_batch
 from bgnet.engine.sampling import sample_positions
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.encode import encode, encode_afterstates
-from bgnet.nn.fast import (FastForward, FastLearner, _exp32, _sigmoid32, _tanh32,
-                           learner_unsupported, supports)
+from bgnet.nn.fast import FastForward, FastLearner, learner_unsupported, supports
+from bgnet.nn.fast.kernels import _exp32, _sigmoid32, _tanh32
 from bgnet.nn.model import SplitValueNet, ValueNet, probability_loss
 
 torch.set_num_threads(1)
@@ -152,6 +152,53 @@ def test_forward_follows_weight_changes_and_edge_cases():
             bad[n - 1, 1, point] = count if count != 9 else bad[n - 1, 1, point] + count
             with pytest.raises(ValueError, match=f"board {n - 1} is not a backgammon position"):
                 fast.positions(bad)
+
+
+@pytest.mark.parametrize("afterstates", [False, True], ids=["positions", "afterstates"])
+def test_forward_from_declared_weights_equals_the_torch_nets_pass(boards, afterstates):
+    """The pass over weights found by name (an exported bot's) is the pass over the module."""
+    from bgnet.nn.model import net_layout, net_weights
+
+    pos = boards[0]
+    for net in (varied_net("extended", [24, 12], "tanh", seed=5),
+                SplitValueNet("tesauro", 16, race_hidden=8)):
+        direct = FastForward(net)
+        named = FastForward.from_weights(net_layout(net), net_weights(net))
+        run = "swapped" if afterstates else "positions"
+        assert np.array_equal(getattr(named, run)(pos), getattr(direct, run)(pos))
+        assert np.array_equal(getattr(named, run)(pos[:5]), getattr(direct, run)(pos[:5]))
+        # The declared weights were copied: later training of the module does not reach them.
+        with torch.no_grad():
+            next(net.parameters()).add_(1.0)
+        assert not np.array_equal(named.positions(pos), FastForward(net).positions(pos))
+
+
+def test_forward_from_weights_refuses_what_it_cannot_run():
+    from bgnet.nn.layout import LayoutError
+    from bgnet.nn.model import net_layout, net_weights
+
+    net = ValueNet("tesauro", 8, "elu")
+    with pytest.raises(ValueError, match="activations"):
+        FastForward.from_weights(net_layout(net), net_weights(net))
+    net = ValueNet("tesauro", 8)
+    weights = net_weights(net)
+    del weights["head.weight"]
+    with pytest.raises(LayoutError, match="head.weight"):
+        FastForward.from_weights(net_layout(net), weights)
+
+
+def test_the_forward_pass_imports_no_torch():
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "import bgnet.nn.fast\n"
+              "from bgnet.nn.fast import FastForward, supports\n"
+              "assert 'torch' not in sys.modules, 'torch was imported'\n"
+              "from bgnet.nn.fast import learner_unsupported\n"
+              "assert 'torch' in sys.modules\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
 
 
 def test_supports():
@@ -366,3 +413,16 @@ def test_net_evaluator_uses_fast_forward_on_the_cpu(afterstates):
     pos = afterstates[:300, ::-1]
     assert np.abs(fast.positions(pos) - slow.positions(pos)).max() < 2e-6
     assert NetEvaluator(SplitValueNet("tesauro", 8, race_activation="elu")).fast is None
+
+
+def test_forward_follows_loaded_and_replaced_parameters():
+    """In-place loads and a parameter given new storage are both seen without rebuilding."""
+    net, other = varied_net("tesauro", [16], seed=1), varied_net("tesauro", [16], seed=2)
+    fast = FastForward(net)
+    b = sample_positions(40, seed=2)[0]
+    fast.positions(b)
+    net.load_state_dict(other.state_dict())
+    assert np.array_equal(fast.positions(b), FastForward(other).positions(b))
+    with torch.no_grad():
+        net.head.weight.data = torch.zeros_like(net.head.weight)
+    assert np.abs(fast.positions(b) - torch_probs(net, b, False)).max() < 2e-6

@@ -385,3 +385,95 @@ def test_loss_argument_checks():
     with pytest.raises(ValueError, match="differ in shape"):
         probability_loss(p, p[:2])
     assert probability_loss(p, p).item() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The declared layout
+
+
+LAYOUT_NETS = [
+    lambda: ValueNet("tesauro", 8),
+    lambda: ValueNet("extended", [40, 20], "leaky_relu"),
+    lambda: ValueNet("tesauro", [], "tanh"),
+    lambda: SplitValueNet("extended", 24, race_hidden=[12, 6], race_activation="elu"),
+]
+
+
+@pytest.mark.parametrize("make", LAYOUT_NETS)
+def test_layout_declares_exactly_the_modules_weights(make):
+    from bgnet.nn.layout import check_layout, check_weights, declared_shapes
+    from bgnet.nn.model import net_layout, net_weights
+
+    net = make()
+    layout = check_layout(net_layout(net))
+    state = net.state_dict()
+    assert declared_shapes(layout) == {k: tuple(v.shape) for k, v in state.items()}
+    weights = net_weights(net)
+    check_weights(layout, weights)
+    assert all(np.array_equal(weights[k], state[k].numpy()) for k in state)
+    assert layout["inputs"] == net.num_inputs and layout["encoding"] == net.encoding
+    for sub in layout["subnets"]:
+        hidden = [layer["activation"] for layer in sub["layers"][:-1]]
+        own = net if sub["name"] == "net" else getattr(net, sub["name"])
+        assert hidden == [own.activation] * len(own.hidden)
+    # The layout's alpha is the module's own parameter.
+    leaky = net_layout(ValueNet("tesauro", 4, "leaky_relu"))["subnets"][0]["layers"][0]
+    assert leaky["alpha"] == pytest.approx(0.01)
+
+
+def test_layout_refuses_modules_it_cannot_declare():
+    from bgnet.nn.model import net_layout
+
+    net = ValueNet("tesauro", 8)
+    net.body[1] = torch.nn.Softplus()
+    with pytest.raises(ValueError, match="Softplus"):
+        net_layout(net)
+    with pytest.raises(ValueError, match="Linear"):
+        net_layout(torch.nn.Linear(3, 5))
+
+
+def _layout_with(change):
+    from bgnet.nn.model import net_layout
+
+    layout = net_layout(SplitValueNet("tesauro", 8, race_hidden=4))
+    change(layout)
+    return layout
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda l: l.update(format="other"), "format tag"),
+    (lambda l: l.update(version=99), "newer bgnet"),
+    (lambda l: l.update(route=None), "needs 1 sub-net"),
+    (lambda l: l.update(route="coin"), "unknown routing"),
+    (lambda l: l["subnets"][0]["layers"][0].update(shape=[8, 197]), "receives 198"),
+    (lambda l: l["subnets"][1]["layers"][0].update(activation="cube"), "unknown activation"),
+    (lambda l: l["subnets"][1]["layers"].pop(), "conditional logits"),
+    (lambda l: l["subnets"][0]["layers"][1].update(shape=[4, 8]), "5 conditional logits"),
+    (lambda l: l["subnets"][0].update(layers=[]), "non-empty"),
+])
+def test_malformed_layouts_are_refused(change, message):
+    from bgnet.nn.layout import LayoutError, check_layout
+
+    with pytest.raises(LayoutError, match=message):
+        check_layout(_layout_with(change))
+
+
+def test_weights_must_fit_the_layout():
+    from bgnet.nn.layout import LayoutError, check_weights
+    from bgnet.nn.model import net_layout, net_weights
+
+    net = ValueNet("tesauro", 8)
+    layout, weights = net_layout(net), net_weights(net)
+    with pytest.raises(LayoutError, match="'head.bias' is declared but missing"):
+        check_weights(layout, {k: v for k, v in weights.items() if k != "head.bias"})
+    with pytest.raises(LayoutError, match=r"'body.0.weight' has shape \(8, 197\)"):
+        check_weights(layout, dict(weights, **{"body.0.weight": np.zeros((8, 197))}))
+
+
+def test_probs_from_logits_is_one_function_for_numpy_and_torch():
+    z = torch.randn(300, 5, generator=torch.Generator().manual_seed(4)) * 3
+    from_numpy = probs_from_logits(z.numpy())
+    assert from_numpy.dtype == np.float32
+    np.testing.assert_allclose(from_numpy, probs_from_logits(z).numpy(), atol=1e-7)
+    with pytest.raises(ValueError, match="last axis of 5"):
+        probs_from_logits(np.zeros((2, 4)))

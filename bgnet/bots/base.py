@@ -131,29 +131,15 @@ class Bot:
         training checkpoint (``*.pt``, needs torch), searching at ``ply`` (0, 1 or 2).
 
         Without ``path``, the bot shipped as ``checkpoints/bgnet-default.onnx``
-        (:func:`bgnet.bots.default_bot_path`). Raises FileNotFoundError for a missing file and a
-        ValueError (for checkpoints :class:`bgnet.nn.checkpoint.CheckpointError`) naming the file
-        for one that cannot be read.
+        (:func:`bgnet.bots.load.default_bot_path`). The loader is :mod:`bgnet.bots.load`: a
+        missing file raises FileNotFoundError (:class:`bgnet.errors.BadInputFile` too), one that
+        cannot be read a ValueError naming the file.
         """
-        import os
+        from bgnet.bots import load
 
         if path is None:
-            from bgnet.bots import default_bot_path
-
-            path = default_bot_path()
-            if path is None:
-                raise FileNotFoundError("no default bot is installed (checkpoints/bgnet-default.onnx); "
-                                        "pass the path of an exported bot or a checkpoint")
-        path = os.fspath(path)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no such bot or checkpoint: {path!r}")
-        if path.endswith(".onnx"):
-            from bgnet.export.onnx_bot import load_onnx_bot
-
-            return load_onnx_bot(path, ply=ply)
-        from bgnet.bots.net import load_net_bot
-
-        return load_net_bot(path, ply=ply, device=device)
+            return load.load_default_bot(ply=ply)
+        return load.load_net_bot(path, ply=ply, device=device)
 
     def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None) -> tuple[str, str]:
         """The move this bot plays: ``(notation, next Position ID)``.

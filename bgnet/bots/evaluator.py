@@ -12,7 +12,7 @@ database is loaded (or built and cached) the first time such a position is seen.
 
 :class:`Evaluator` implements both on top of one method, ``_forward(x, is_race)``, that maps
 encoded rows to probabilities; :class:`bgnet.bots.torch_eval.NetEvaluator` runs a torch net and
-:class:`bgnet.export.onnx_bot.OnnxEvaluator` an exported ONNX model. This module imports neither
+:class:`bgnet.bots.onnx_eval.OnnxEvaluator` an exported ONNX model. This module imports neither
 torch nor onnxruntime.
 """
 from __future__ import annotations

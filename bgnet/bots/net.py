@@ -12,19 +12,20 @@ at 2-ply the 0-ply survivors are first scored at 1-ply, and only the best few of
 
 The net is reached through an *evaluator* (:mod:`bgnet.bots.evaluator`): a torch net gets a
 :class:`~bgnet.bots.torch_eval.NetEvaluator`, an exported bot an
-:class:`~bgnet.export.onnx_bot.OnnxEvaluator`. This module does not import torch itself, so an
-exported bot plays without it; ``NetEvaluator`` is still importable from here.
+:class:`~bgnet.bots.onnx_eval.OnnxEvaluator`. This module does not import torch itself, so an
+exported bot plays without it; ``NetEvaluator`` is still importable from here. Bots are made from
+files by :mod:`bgnet.bots.load`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.movegen import generate_batch
+from bgnet.errors import BadArgument
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity as money_equity  # noqa: F401  (re-exported)
 from bgnet.nn.probs import flip, terminal_probs_batch
@@ -65,9 +66,10 @@ def _is_evaluator(obj) -> bool:
     return callable(getattr(obj, "positions", None)) and callable(getattr(obj, "afterstates", None))
 
 
-def _check_ply(ply) -> int:
+def check_ply(ply) -> int:
+    """``ply`` as an int when it is a search depth a net bot has (0, 1 or 2); BadArgument otherwise."""
     if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (0, 1, 2):
-        raise ValueError(f"search depth must be 0, 1 or 2 ply; got {ply!r}")
+        raise BadArgument(f"search depth must be 0, 1 or 2 ply; got {ply!r}")
     return int(ply)
 
 
@@ -82,7 +84,7 @@ class NetBot(Bot):
 
     def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
                  search: SearchSettings | None = None, meta: dict | None = None):
-        ply = _check_ply(ply)
+        ply = check_ply(ply)
         if _is_evaluator(net):
             self.eval = net
         else:
@@ -114,7 +116,7 @@ class NetBot(Bot):
     evaluate._accepts_position_ids = True
 
     def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
-        ply = self.ply if ply is None else _check_ply(ply)
+        ply = self.ply if ply is None else check_ply(ply)
         boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
         if ply == 0:
             return self.eval.positions(boards)
@@ -153,7 +155,7 @@ class NetBot(Bot):
     # -- move choice -----------------------------------------------------------------------
     def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None):
         """Chosen afterstates and steps for many positions, at ``ply`` (default: this bot's)."""
-        ply = self.ply if ply is None else _check_ply(ply)
+        ply = self.ply if ply is None else check_ply(ply)
         boards = np.ascontiguousarray(boards, np.int8)
         dice = np.ascontiguousarray(dice, np.int64)
         after, steps, off = generate_batch(boards, dice)
@@ -210,7 +212,7 @@ class NetBot(Bot):
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None):
         """All legal moves of one position with the bot's probabilities, best first:
         a list of (afterstate, steps, probabilities). Deeper plies apply to the filtered best."""
-        ply = self.ply if ply is None else _check_ply(ply)
+        ply = self.ply if ply is None else check_ply(ply)
         after, steps, off = generate_batch(np.ascontiguousarray(board, np.int8)[None],
                                            np.array([[d1, d2]], np.int64))
         if len(after) == 1 and steps[0, 0, 0] == -1:
@@ -226,20 +228,3 @@ class NetBot(Bot):
                     probs[j] = p
             order = [j for j, _ in ranked] + [j for j in order if j not in cand]
         return [(after[j], steps[j], probs[j]) for j in order]
-
-
-def load_net_bot(path: str, ply: int | None = None, device: str = "cpu") -> NetBot:
-    """A NetBot from a training checkpoint (``.pt``) or an exported bot (``.onnx``)."""
-    import os
-
-    if str(path).endswith(".onnx"):
-        from bgnet.export.onnx_bot import load_onnx_bot
-
-        return load_onnx_bot(path, ply=ply or 0)
-    from bgnet.nn.checkpoint import load_net
-
-    net, data = load_net(path, device=device)
-    games = data.get("games", 0)
-    name = f"{os.path.basename(str(path))}"
-    meta = {"games": games, "path": str(path), "metrics": data.get("metrics") or {}}
-    return NetBot(net, ply=ply or 0, device=device, name=name, meta=meta)

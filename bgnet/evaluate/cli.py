@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from bgnet.cli import (ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg,
+from bgnet.arguments import (ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg,
                        seed_arg)
 from bgnet.errors import BadInputFile
 

@@ -122,7 +122,7 @@ def run_tournament(players: list[Player], games_per_pair: int = 400, seed: int =
     from bgnet.evaluate.match import play_games
 
     if load is None:
-        from bgnet.bots import load_bot as load
+        from bgnet.bots.load import load_bot as load
     games_per_pair += games_per_pair % 2
     bots = [load(p.spec) for p in players]
     for p, b in zip(players, bots):

@@ -15,7 +15,7 @@ def start(specs: tuple[str, ...], device: str) -> None:
     global _BOTS
     import torch
 
-    from bgnet.bots import load_bot
+    from bgnet.bots.load import load_bot
 
     torch.set_num_threads(1)
     _BOTS = tuple(load_bot(spec, device=device) for spec in specs)

@@ -1,34 +1,30 @@
 """Export a trained value net as an ONNX model: a bot that runs without torch.
 
-The graph is the net's function from ENCODED positions to the five probabilities:
+The file format (inputs, output, metadata, format versions) is declared in
+:mod:`bgnet.bots.onnx_eval`, which reads and runs these files; this module writes them. The graph
+is derived from the net's declared layout (:func:`bgnet.nn.model.net_layout`): for each layer a
+Gemm over the weights named as the layout names them (the torch ``state_dict`` keys), then the
+layer's activation, and after the last layer the conditional-probability head of
+:func:`bgnet.nn.probs.probs_from_logits`, in its order of operations. A split net's graph computes
+both sub-nets on every row and keeps the race net's answer where ``is_race`` is true, so one call
+serves a mixed batch. Opset :data:`OPSET`, which every onnxruntime since 1.12 runs; the batch axis
+is dynamic. The layout itself is stored in the metadata (``layout``).
 
-* input ``x``: float32[batch, F], positions encoded with the encoding named in the metadata
-  (:func:`bgnet.nn.encode.encode`; side on roll first);
-* input ``is_race``: bool[batch], only for a :class:`~bgnet.nn.model.SplitValueNet`: the graph
-  holds both nets, computes both on every row and keeps the race net's answer where ``is_race``
-  is true (:func:`bgnet.nn.encode.race_mask`), so one call serves a mixed batch;
-* output ``probabilities``: float32[batch, 5], GNU Backgammon's order (win, win gammon, win
-  backgammon, lose gammon, lose backgammon) for the side on roll, before it rolls.
-
-The graph is written node by node from the layers (Gemm and the activation of each hidden layer,
-then the conditional-probability head of :mod:`bgnet.nn.model`), with opset :data:`OPSET`, which
-every onnxruntime since 1.12 runs. The batch axis is dynamic.
-
-Metadata (``metadata_props``, every value a JSON string; :func:`bgnet.export.onnx_bot.read_metadata`
+Metadata (``metadata_props``, every value a JSON string; :func:`bgnet.bots.onnx_eval.read_metadata`
 decodes them): ``format`` (``"bgnet-bot"``), ``format_version``, ``bgnet_version``, ``name``,
-``encoding``, ``inputs``, ``outputs``, ``net_config``, ``games``, ``metrics`` (the checkpoint's
-last measured strength), ``training`` (a summary of the run's configuration), ``cube`` (match
-equity table and cube efficiencies for cube decisions), ``exported`` (UTC date and time),
-``source`` (the checkpoint's file name).
+``encoding``, ``inputs``, ``outputs``, ``net_config``, ``layout``, ``games``, ``metrics`` (the
+checkpoint's last measured strength), ``training`` (a summary of the run's configuration),
+``cube`` (match equity table and cube efficiencies for cube decisions), ``exported`` (UTC date
+and time), ``source`` (the checkpoint's file name).
 
 >>> from bgnet.nn.model import ValueNet
 >>> model = build_model(ValueNet("tesauro", 8), {"name": "tiny"})
 >>> [i.name for i in model.graph.input], [o.name for o in model.graph.output]
 (['x'], ['probabilities'])
+>>> sorted(w.name for w in model.graph.initializer if "." in w.name)
+['body.0.bias', 'body.0.weight', 'head.bias', 'head.weight']
 """
 from __future__ import annotations
-
-from bgnet.atomic import write_atomic
 
 import argparse
 import datetime
@@ -42,11 +38,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-FORMAT = "bgnet-bot"
-FORMAT_VERSION = 1
+from bgnet.atomic import write_atomic
+from bgnet.bots.onnx_eval import FORMAT, FORMAT_VERSION, INPUT, LAYOUT_KEY, OUTPUT, RACE_INPUT
+from bgnet.errors import BadArgument, BadInputFile
+
 OPSET = 17
 IR_VERSION = 8  # the oldest IR that opset 17 allows: readable by older onnxruntime releases
-INPUT, RACE_INPUT, OUTPUT = "x", "is_race", "probabilities"
 
 
 class ExportError(ValueError):
@@ -66,7 +63,11 @@ class _Graph:
         return f"{hint}_{self._count}"
 
     def const(self, hint: str, value) -> str:
-        name = self._name(hint)
+        """A constant of the graph, named from ``hint`` and a counter."""
+        return self.named(self._name(hint), value)
+
+    def named(self, name: str, value) -> str:
+        """A tensor under exactly ``name`` (a declared weight)."""
         self.weights.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
@@ -77,40 +78,36 @@ class _Graph:
         return name
 
 
-def _activation(g: _Graph, layer, h: str) -> str:
-    """ONNX nodes for one torch activation layer."""
-    kind = type(layer).__name__
-    if kind in ("Sigmoid", "Tanh"):
-        return g.op(kind, [h])
-    if kind == "ReLU":
+def _activation(g: _Graph, layer: dict, h: str) -> str:
+    """ONNX nodes for a declared layer's activation (bgnet.nn.layout.ACTIVATIONS)."""
+    kind = layer["activation"]
+    if kind == "sigmoid":
+        return g.op("Sigmoid", [h])
+    if kind == "tanh":
+        return g.op("Tanh", [h])
+    if kind == "relu":
         return g.op("Relu", [h])
-    if kind == "LeakyReLU":
-        return g.op("LeakyRelu", [h], alpha=float(layer.negative_slope))
-    if kind == "ELU":
-        return g.op("Elu", [h], alpha=float(layer.alpha))
-    if kind == "SiLU":  # x * sigmoid(x): ONNX has no SiLU operator at this opset
+    if kind == "leaky_relu":
+        return g.op("LeakyRelu", [h], alpha=float(layer["alpha"]))
+    if kind == "elu":
+        return g.op("Elu", [h], alpha=float(layer["alpha"]))
+    if kind == "silu":  # x * sigmoid(x): ONNX has no SiLU operator at this opset
         return g.op("Mul", [h, g.op("Sigmoid", [h])], hint="silu")
-    raise ExportError(f"cannot export a {kind} layer; exportable activations: Sigmoid, Tanh, ReLU, "
-                      "LeakyReLU, ELU, SiLU")
+    raise ExportError(f"cannot export the activation {kind!r}")
 
 
-def _linear(g: _Graph, layer, h: str, hint: str) -> str:
-    w = layer.weight.detach().cpu().numpy().astype(np.float32)
-    b = layer.bias.detach().cpu().numpy().astype(np.float32)
-    # Gemm with transB computes h @ W.T + b, as torch's Linear does.
-    return g.op("Gemm", [h, g.const(f"{hint}_w", w), g.const(f"{hint}_b", b)], hint=hint, transB=1)
-
-
-def _value_net(g: _Graph, net, x: str, prefix: str, out: str | None = None) -> str:
-    """Nodes of one ValueNet: hidden layers, the logits, then the probabilities built from them
-    in the same order of operations as ``bgnet.nn.model.probs_from_logits``."""
+def _subnet(g: _Graph, sub: dict, weights: dict, x: str, out: str | None = None) -> str:
+    """Nodes of one declared sub-net: its layers, then the probabilities built from the logits
+    in the same order of operations as ``bgnet.nn.probs.probs_from_logits``."""
     h = x
-    for i, layer in enumerate(net.body):
-        if type(layer).__name__ == "Linear":
-            h = _linear(g, layer, h, f"{prefix}_hidden{i}")
-        else:
+    for layer in sub["layers"]:
+        w = g.named(layer["weight"], weights[layer["weight"]])
+        b = g.named(layer["bias"], weights[layer["bias"]])
+        # Gemm with transB computes h @ W.T + b, as torch's Linear does.
+        h = g.op("Gemm", [h, w, b], hint=f"{sub['name']}_linear", transB=1)
+        if layer is not sub["layers"][-1]:
             h = _activation(g, layer, h)
-    s = g.op("Sigmoid", [_linear(g, net.head, h, f"{prefix}_logits")], hint=f"{prefix}_sigmoid")
+    s = g.op("Sigmoid", [h], hint=f"{sub['name']}_sigmoid")
     col = [g.op("Gather", [s, g.const("column", np.array([k], np.int64))], axis=1) for k in range(5)]
     win = col[0]
     wg = g.op("Mul", [win, col[1]], hint="wg")
@@ -118,28 +115,37 @@ def _value_net(g: _Graph, net, x: str, prefix: str, out: str | None = None) -> s
     lose = g.op("Sub", [g.const("one", np.array(1.0, np.float32)), win], hint="lose")
     lg = g.op("Mul", [lose, col[3]], hint="lg")
     lbg = g.op("Mul", [lg, col[4]], hint="lbg")
-    return g.op("Concat", [win, wg, wbg, lg, lbg], hint=f"{prefix}_probs", out=out, axis=1)
+    return g.op("Concat", [win, wg, wbg, lg, lbg], hint=f"{sub['name']}_probs", out=out, axis=1)
 
 
 def build_model(net, metadata: dict | None = None) -> onnx.ModelProto:
     """The ONNX model of a :class:`~bgnet.nn.model.ValueNet` or
     :class:`~bgnet.nn.model.SplitValueNet`, with ``metadata`` (JSON-able values) stored as
-    ``metadata_props``."""
-    from bgnet.nn.model import SplitValueNet, ValueNet
+    ``metadata_props`` and the net's layout under ``layout``."""
+    from bgnet.nn.model import net_layout, net_weights
 
+    try:
+        layout = net_layout(net)
+    except ValueError as e:
+        raise ExportError(f"cannot export this {type(net).__name__}: {e}") from None
+    return build_model_from_layout(layout, net_weights(net), metadata)
+
+
+def build_model_from_layout(layout: dict, weights: dict, metadata: dict | None = None) -> onnx.ModelProto:
+    """The ONNX model of a declared layout (:mod:`bgnet.nn.layout`) and its weights by name."""
+    from bgnet.nn.layout import check_layout, check_weights
+
+    check_layout(layout)
+    check_weights(layout, weights)
     g = _Graph()
-    width = int(net.num_inputs)
-    inputs = [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, ["batch", width])]
-    if isinstance(net, SplitValueNet):
+    inputs = [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, ["batch", layout["inputs"]])]
+    if layout["route"] == "race_mask":
         inputs.append(helper.make_tensor_value_info(RACE_INPUT, TensorProto.BOOL, ["batch"]))
-        contact = _value_net(g, net.contact, INPUT, "contact")
-        race = _value_net(g, net.race, INPUT, "race")
+        contact, race = (_subnet(g, sub, weights, INPUT) for sub in layout["subnets"])
         mask = g.op("Unsqueeze", [RACE_INPUT, g.const("axes", np.array([1], np.int64))], hint="mask")
         g.op("Where", [mask, race, contact], out=OUTPUT)
-    elif isinstance(net, ValueNet):
-        _value_net(g, net, INPUT, "net", out=OUTPUT)
     else:
-        raise ExportError(f"cannot export a {type(net).__name__}; exportable nets: ValueNet, SplitValueNet")
+        _subnet(g, layout["subnets"][0], weights, INPUT, out=OUTPUT)
     outputs = [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", 5])]
     graph = helper.make_graph(g.nodes, "bgnet_value_net", inputs, outputs, g.weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
@@ -148,7 +154,7 @@ def build_model(net, metadata: dict | None = None) -> onnx.ModelProto:
     model.doc_string = ("bgnet value net: encoded positions -> probabilities (win, win gammon, win "
                         "backgammon, lose gammon, lose backgammon) for the side on roll")
     props = {}
-    for key, value in (metadata or {}).items():
+    for key, value in dict(metadata or {}, **{LAYOUT_KEY: layout}).items():
         try:
             props[str(key)] = json.dumps(value, sort_keys=True)
         except (TypeError, ValueError) as e:
@@ -184,7 +190,8 @@ def _training_summary(data: dict) -> dict:
 def default_metadata(net, data: dict, source: str | os.PathLike | None = None) -> dict:
     """The metadata :func:`export_onnx` stores for a net and its checkpoint data."""
     from bgnet.cube import DEFAULT_MET, CubeEfficiency
-    from bgnet.nn.model import OUTPUTS, SplitValueNet
+    from bgnet.nn.model import SplitValueNet
+    from bgnet.nn.probs import OUTPUTS
 
     split = isinstance(net, SplitValueNet)
     inputs = {INPUT: f"float32[batch, {net.num_inputs}]: positions encoded with '{net.encoding}', "
@@ -211,8 +218,17 @@ def default_metadata(net, data: dict, source: str | os.PathLike | None = None) -
     }
 
 
-def _write_atomic(path: Path, payload: bytes) -> None:
-    write_atomic(path, payload)
+def check_output_path(out_path: str | os.PathLike) -> Path:
+    """``out_path`` as a Path when a file can be written there: not a directory, and in a
+    directory that exists (it is not created). BadArgument otherwise."""
+    out = Path(out_path)
+    if out.is_dir():
+        raise BadArgument(f"--out {out} is a directory; name the file to write, e.g. {out / 'bot.onnx'}")
+    parent = out.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise BadArgument(f"cannot write {out}: its folder {parent} {what} (create it first)")
+    return out
 
 
 def export_onnx(checkpoint_path: str | os.PathLike, out_path: str | os.PathLike,
@@ -221,16 +237,17 @@ def export_onnx(checkpoint_path: str | os.PathLike, out_path: str | os.PathLike,
 
     ``metadata`` adds to or overrides the default entries (see the module docstring); values must
     be JSON-able. A missing or unreadable checkpoint raises
-    :class:`bgnet.nn.checkpoint.CheckpointError`.
+    :class:`bgnet.nn.checkpoint.CheckpointError`; an ``out_path`` that is a directory or whose
+    folder does not exist :class:`bgnet.errors.BadArgument`.
     """
     from bgnet.nn.checkpoint import load_net
 
+    out = check_output_path(out_path)
     net, data = load_net(checkpoint_path)
     meta = default_metadata(net, data, checkpoint_path)
     meta.update(metadata or {})
     model = build_model(net, meta)
-    out = Path(out_path)
-    _write_atomic(out, model.SerializeToString())
+    write_atomic(out, model.SerializeToString())
     return out
 
 
@@ -238,10 +255,10 @@ def max_difference(net, bot_path: str | os.PathLike, positions: int = 10000, see
     """Largest absolute difference between the torch net and the exported bot, over ``positions``
     self-play positions and as many afterstates spread over their moves:
     ``{"positions": d, "afterstates": d}``."""
+    from bgnet.bots.onnx_eval import OnnxEvaluator
     from bgnet.bots.torch_eval import NetEvaluator
     from bgnet.engine.movegen import generate_batch
     from bgnet.engine.sampling import sample_positions
-    from bgnet.export.onnx_bot import OnnxEvaluator
 
     boards, dice = sample_positions(positions, seed=seed)
     after = generate_batch(boards, dice)[0]
@@ -254,7 +271,13 @@ def max_difference(net, bot_path: str | os.PathLike, positions: int = 10000, see
 
 
 def export_main(argv: list[str]) -> int:
-    """``bgnet export CHECKPOINT [--out BOT.onnx] [--name NAME] [--check N]``."""
+    """``bgnet export CHECKPOINT [--out BOT.onnx] [--name NAME] [--check N]``.
+
+    Exit codes (:mod:`bgnet.errors`): 0 written (and checked); 2 a bad argument (``--out`` a
+    directory or in a missing folder, ``--check`` below 0); 3 a checkpoint that cannot be used
+    (missing, corrupt, or holding a net that cannot be exported); 1 the export disagrees with the
+    torch net.
+    """
     p = argparse.ArgumentParser(prog="bgnet export",
                                 description="Export a training checkpoint as an ONNX bot that plays "
                                             "without torch (onnxruntime + numpy).",
@@ -262,30 +285,42 @@ def export_main(argv: list[str]) -> int:
                                        "--out my-bot.onnx",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", help="a training checkpoint (.pt)")
-    p.add_argument("--out", help="the ONNX file to write (default: the checkpoint's name with .onnx)")
+    p.add_argument("--out", help="the ONNX file to write, in an existing folder (default: the "
+                                 "checkpoint's name with .onnx)")
     p.add_argument("--name", help="the bot's name in its metadata (default: the checkpoint's name)")
     p.add_argument("--check", type=int, default=1000, metavar="N",
                    help="compare the export with the torch net on N positions (0: skip; default 1000)")
     a = p.parse_args(argv)
-    if a.check < 0:
-        p.error(f"--check must be 0 or more; got {a.check}")
+    try:
+        return _export(a)
+    except (BadArgument, BadInputFile) as e:
+        return _fail(str(e), e.exit_code)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"bgnet export: error: {message}", file=sys.stderr)
+    return code
+
+
+def _export(a) -> int:
     from bgnet.nn.checkpoint import CheckpointError, load_net
 
+    if a.check < 0:
+        raise BadArgument(f"--check must be 0 or more; got {a.check}")
     out = Path(a.out) if a.out else Path(a.checkpoint).with_suffix(".onnx")
     if out.resolve() == Path(a.checkpoint).resolve():
-        p.error("--out must differ from the checkpoint")
+        raise BadArgument("--out must differ from the checkpoint")
+    check_output_path(out)
     try:
         path = export_onnx(a.checkpoint, out, {"name": a.name} if a.name else None)
     except (CheckpointError, ExportError) as e:
-        print(f"bgnet export: {e}", file=sys.stderr)
-        return 1
+        # Both are about the checkpoint given: unreadable, or holding a net that cannot be exported.
+        raise BadInputFile(str(e)) from None
     print(f"wrote {path} ({path.stat().st_size / 1024:.1f} KiB)")
     if a.check:
         diff = max_difference(load_net(a.checkpoint)[0], path, a.check)
         print(f"agreement with the torch net on {a.check} positions: max |difference| "
               f"{diff['positions']:.2e} (positions), {diff['afterstates']:.2e} (afterstates)")
         if max(diff.values()) > 1e-5:
-            print("bgnet export: the export disagrees with the torch net by more than 1e-5",
-                  file=sys.stderr)
-            return 1
+            return _fail("the export disagrees with the torch net by more than 1e-5", 1)
     return 0

@@ -16,7 +16,12 @@ backgammon)``, gammons included in wins. The network predicts five *conditional*
   of its condition. It is numerically steadier for rare outcomes (backgammons).
 
 Helpers work on numpy arrays and torch tensors alike (last axis = the five probabilities):
-:func:`equity`, :func:`flip`, :func:`terminal_probs`.
+:func:`equity`, :func:`flip`, :func:`terminal_probs` (defined in :mod:`bgnet.nn.probs`).
+
+These modules are the one definition of the network. :func:`net_layout` declares a net in plain
+data (:mod:`bgnet.nn.layout`: its weights by ``state_dict`` name, their shapes, the activations),
+and the other copies of its function are derived from that declaration: the ONNX graph of an
+exported bot and the compiled forward pass (:mod:`bgnet.nn.fast`).
 
 >>> p = np.array([0.6, 0.2, 0.01, 0.1, 0.005])
 >>> round(float(equity(p)), 3)
@@ -35,9 +40,12 @@ from torch.nn import functional as F
 
 from bgnet.nn.encode import (ENCODINGS, encode, encode_afterstates, game_results, num_features,
                              race_mask)
+from bgnet.nn.layout import CONDITIONAL, weight_names
+from bgnet.nn.layout import FORMAT as LAYOUT_FORMAT
+from bgnet.nn.layout import VERSION as LAYOUT_VERSION
 # The torch-free helpers live in bgnet.nn.probs (an exported bot uses them without torch).
-from bgnet.nn.probs import (NUM_OUTPUTS, OUTPUTS, _check_last, equity, flip, terminal_probs,  # noqa: F401
-                            terminal_probs_batch)
+from bgnet.nn.probs import (NUM_OUTPUTS, OUTPUTS, _check_last, equity, flip,  # noqa: F401
+                            probs_from_logits, terminal_probs, terminal_probs_batch)
 
 ACTIVATIONS = {
     "sigmoid": nn.Sigmoid,
@@ -55,25 +63,6 @@ _PRIOR = (0.5, 0.25, 0.08, 0.25, 0.08)
 
 def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
-
-
-# ---------------------------------------------------------------------------------------------
-# Probability helpers (numpy or torch)
-
-
-def probs_from_logits(z):
-    """Five conditional logits [..., 5] -> consistent probabilities [..., 5] (torch or numpy)."""
-    if isinstance(z, torch.Tensor):
-        s = torch.sigmoid(z)
-        win = s[..., 0]
-        wg = win * s[..., 1]
-        lg = (1.0 - win) * s[..., 3]
-        return torch.stack([win, wg, wg * s[..., 2], lg, lg * s[..., 4]], dim=-1)
-    s = 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float32)))
-    win = s[..., 0]
-    wg = win * s[..., 1]
-    lg = (1.0 - win) * s[..., 3]
-    return np.stack([win, wg, wg * s[..., 2], lg, lg * s[..., 4]], axis=-1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,6 +235,74 @@ class SplitValueNet(nn.Module):
             raise ValueError("the contact and race nets of a SplitValueNet must share one encoding")
         return cls(c["encoding"], c["hidden"], c.get("activation", "sigmoid"), r["hidden"],
                    r.get("activation", "sigmoid"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The declared layout (bgnet.nn.layout): what the ONNX export and the compiled pass derive from
+
+_ACTIVATION_NAMES = {cls: name for name, cls in ACTIVATIONS.items()}
+
+
+def net_layout(net: nn.Module) -> dict:
+    """The layout (see :mod:`bgnet.nn.layout`) of a :class:`ValueNet` or :class:`SplitValueNet`,
+    read from its modules as they are, with the weights named by their ``state_dict`` keys.
+    A module the layout cannot declare (an unknown activation, two Linear layers in a row)
+    raises ValueError naming it.
+
+    >>> layout = net_layout(ValueNet("tesauro", 8))
+    >>> [(l["weight"], l["shape"], l["activation"]) for l in layout["subnets"][0]["layers"]]
+    [('body.0.weight', [8, 198], 'sigmoid'), ('head.weight', [5, 8], 'conditional_probabilities')]
+    """
+    if isinstance(net, SplitValueNet):
+        subnets = [("contact", net.contact, "contact."), ("race", net.race, "race.")]
+        route = "race_mask"
+    elif isinstance(net, ValueNet):
+        subnets, route = [("net", net, "")], None
+    else:
+        raise ValueError(f"a {type(net).__name__} has no declared layout; nets with one: "
+                         "ValueNet, SplitValueNet")
+    return {"format": LAYOUT_FORMAT, "version": LAYOUT_VERSION, "encoding": net.encoding,
+            "inputs": int(net.num_inputs), "route": route,
+            "subnets": [{"name": name, "layers": _declared_layers(sub, prefix)}
+                        for name, sub, prefix in subnets]}
+
+
+def _declared_layers(net: ValueNet, prefix: str) -> list[dict]:
+    out: list[dict] = []
+    pending = None  # a Linear layer waiting for its activation
+    for i, module in enumerate(net.body):
+        if isinstance(module, nn.Linear) and pending is None:
+            pending = _declared_linear(module, f"{prefix}body.{i}")
+            continue
+        name = _ACTIVATION_NAMES.get(type(module))
+        if name is None or pending is None:
+            raise ValueError(f"layer body.{i} ({type(module).__name__}) cannot be declared: a value "
+                             "net alternates Linear layers and the activations "
+                             f"{', '.join(ACTIVATIONS)}")
+        pending["activation"] = name
+        if name == "leaky_relu":
+            pending["alpha"] = float(module.negative_slope)
+        elif name == "elu":
+            pending["alpha"] = float(module.alpha)
+        out.append(pending)
+        pending = None
+    if pending is not None:
+        raise ValueError("the last hidden Linear layer of the body has no activation")
+    head = _declared_linear(net.head, f"{prefix}head")
+    head["activation"] = CONDITIONAL
+    return out + [head]
+
+
+def _declared_linear(layer: nn.Linear, name: str) -> dict:
+    return {"weight": f"{name}.weight", "bias": f"{name}.bias", "shape": list(layer.weight.shape)}
+
+
+def net_weights(net: nn.Module) -> dict[str, np.ndarray]:
+    """``{declared name: float32 array}`` of the weights a net's layout declares (copies, on the
+    CPU)."""
+    state = net.state_dict()
+    return {name: state[name].detach().cpu().numpy().astype(np.float32)
+            for name in weight_names(net_layout(net))}
 
 
 def net_from_config(cfg: dict) -> nn.Module:

@@ -2,9 +2,14 @@
 
 Probabilities follow GNU Backgammon's order, :data:`OUTPUTS`, for one side: win, win gammon, win
 backgammon, lose gammon, lose backgammon (gammons include backgammons). These helpers work on
-numpy arrays, and :func:`equity` and :func:`flip` on torch tensors too, without importing torch
-themselves, so a bot that runs an exported net (onnxruntime + numpy) can use them.
-:mod:`bgnet.nn.model` re-exports them.
+numpy arrays, and :func:`equity`, :func:`flip` and :func:`probs_from_logits` on torch tensors
+too, without importing torch themselves, so a bot that runs an exported net (onnxruntime + numpy)
+can use them. :mod:`bgnet.nn.model` re-exports them; nothing else in bgnet defines them again.
+
+The network's last step, :func:`probs_from_logits`, is defined here once: the five conditional
+logits ``z = (a, b, c, d, e)`` give ``win = s(a)``, ``wg = win s(b)``, ``wbg = wg s(c)``,
+``lg = (1 - win) s(d)``, ``lbg = lg s(e)`` (``s`` the logistic function), so that
+``0 <= wbg <= wg <= win <= 1`` and ``0 <= lbg <= lg <= 1 - win`` hold for any logits.
 
 >>> p = np.array([0.6, 0.2, 0.01, 0.1, 0.005])
 >>> round(float(equity(p)), 3)
@@ -45,11 +50,38 @@ def flip(probs):
     """
     _check_last(probs)
     parts = [1.0 - probs[..., 0], probs[..., 3], probs[..., 4], probs[..., 1], probs[..., 2]]
-    if not isinstance(probs, np.ndarray) and type(probs).__module__.startswith("torch"):
+    if _is_tensor(probs):
         import torch  # already loaded: the argument is a tensor
 
         return torch.stack(parts, dim=-1)
     return np.stack(parts, axis=-1).astype(np.asarray(probs).dtype, copy=False)
+
+
+def _is_tensor(x) -> bool:
+    return not isinstance(x, np.ndarray) and type(x).__module__.startswith("torch")
+
+
+def probs_from_logits(z):
+    """Five conditional logits [..., 5] -> consistent probabilities [..., 5] (torch or numpy;
+    numpy input is computed in float32).
+
+    >>> probs_from_logits(np.zeros(5)).tolist()
+    [0.5, 0.25, 0.125, 0.25, 0.125]
+    """
+    _check_last(z)
+    if _is_tensor(z):
+        import torch  # already loaded: the argument is a tensor
+
+        s = torch.sigmoid(z)
+        stack = torch.stack
+    else:
+        s = 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float32)))
+        stack = np.stack
+    win = s[..., 0]
+    wg = win * s[..., 1]
+    lg = (1.0 - win) * s[..., 3]
+    parts = [win, wg, wg * s[..., 2], lg, lg * s[..., 4]]
+    return stack(parts, dim=-1) if _is_tensor(z) else stack(parts, axis=-1)
 
 
 def terminal_probs(result_points: int, winner_is_on_roll: bool = True) -> np.ndarray:

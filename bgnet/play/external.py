@@ -315,7 +315,7 @@ def start_in_thread(player: ExternalPlayer, host: str = "127.0.0.1", port: int =
 
 def serve_main(argv: list[str]) -> int:
     """``bgnet serve-external``."""
-    from bgnet.cli import ArgumentParser, load_bot_arg
+    from bgnet.arguments import ArgumentParser, load_bot_arg
 
     p = ArgumentParser(
         prog="bgnet serve-external",

@@ -502,7 +502,7 @@ def _non_negative(text: str) -> int:
 
 def play_main(argv: list[str]) -> int:
     """``bgnet play``: see the module docstring."""
-    from bgnet.cli import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+    from bgnet.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
 
     p = ArgumentParser(prog="bgnet play", description="Play a bot in the terminal.",
                        examples=("bgnet play", "bgnet play --match 5 --save my-match.mat",

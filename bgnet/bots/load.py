@@ -1,0 +1,122 @@
+"""The one loader: a bot from what a person names, a short spec or a file.
+
+Specs understood by :func:`load_bot`:
+
+* ``random`` or ``random:SEED``: a uniform random legal move;
+* ``pubeval``: Tesauro's public evaluator (needs ``bgnet[ref]``);
+* ``gnubg:N``: GNU Backgammon's network at N-ply, N = 0..3 (``gnubg`` alone is 0-ply; needs
+  ``bgnet[ref]``);
+* anything else is a path to a checkpoint or an exported bot, optionally with a search depth:
+  ``PATH@PLY``.
+
+Files (:func:`load_net_bot`): a path ending in ``.onnx`` is an exported bot, run by
+:class:`bgnet.bots.onnx_eval.OnnxEvaluator` (onnxruntime and numpy; torch is never imported);
+any other path is a training checkpoint (:func:`bgnet.nn.checkpoint.load_net`, needs torch). Both
+become a :class:`~bgnet.bots.net.NetBot` searching at 0, 1 or 2 ply. ``bgnet.Bot.load`` and
+``bgnet.bots.load_bot`` come here; without a path, ``Bot.load`` takes the bot shipped with bgnet
+(:func:`default_bot_path`).
+
+Errors: a spec or depth that cannot be used raises :class:`bgnet.errors.BadArgument`; a path
+that names no file :class:`~bgnet.bots.onnx_eval.BotFileMissing` (also a FileNotFoundError); a
+file that cannot be read :class:`~bgnet.bots.onnx_eval.BotFileError` or
+:class:`bgnet.nn.checkpoint.CheckpointError`, each naming the file.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bgnet.bots.base import Bot
+from bgnet.bots.onnx_eval import BotFileMissing
+from bgnet.errors import BadArgument
+
+DEFAULT_BOT_NAME = "bgnet-default.onnx"
+BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2")
+
+
+def default_bot_path() -> Path | None:
+    """The bot shipped with bgnet, ``checkpoints/bgnet-default.onnx`` next to the ``bgnet``
+    package (the root of the source tree), when that file exists; otherwise None."""
+    root = Path(__file__).resolve().parents[2]  # bgnet/bots/load.py -> the source tree
+    path = root / "checkpoints" / DEFAULT_BOT_NAME
+    return path if path.is_file() else None
+
+
+def load_default_bot(ply: int | None = 0):
+    """The bot shipped with bgnet (:func:`default_bot_path`) at ``ply``."""
+    path = default_bot_path()
+    if path is None:
+        raise BotFileMissing(f"no default bot is installed (checkpoints/{DEFAULT_BOT_NAME}); "
+                             "pass the path of an exported bot or a checkpoint")
+    return load_net_bot(path, ply=ply)
+
+
+def load_net_bot(path: str | os.PathLike, ply: int | None = 0, device: str = "cpu",
+                 name: str | None = None, threads: int | None = None, search=None):
+    """A :class:`~bgnet.bots.net.NetBot` from an exported bot (``.onnx``) or a training
+    checkpoint, searching at ``ply`` (0, 1 or 2; None: 0). ``device`` is where a checkpoint's
+    net runs; ``threads`` onnxruntime's threads for an exported bot; ``name`` the bot's name
+    (default: the exported bot's own, or the checkpoint's file name). Its ``meta`` says where the
+    net came from (for an exported bot: the file's metadata, with its training summary, strength
+    and cube settings)."""
+    from bgnet.bots.net import NetBot, check_ply
+
+    ply = check_ply(0 if ply is None else ply)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise BotFileMissing(f"no such bot or checkpoint: {path!r}")
+    if path.endswith(".onnx"):
+        from bgnet.bots.onnx_eval import OnnxEvaluator
+
+        ev = OnnxEvaluator(path, threads)
+        label = name or ev.metadata.get("name") or Path(path).stem
+        return NetBot(ev, ply=ply, name=str(label), search=search, meta=dict(ev.metadata, path=path))
+    from bgnet.nn.checkpoint import load_net
+
+    net, data = load_net(path, device=device)
+    meta = {"games": data.get("games", 0), "path": path, "metrics": data.get("metrics") or {}}
+    return NetBot(net, ply=ply, device=device, name=name or os.path.basename(path), search=search,
+                  meta=meta)
+
+
+def load_bot(spec: str, device: str = "cpu") -> Bot:
+    """Make the bot a spec names (see the module docstring for the forms)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise BadArgument("a bot spec is a non-empty string such as 'pubeval', 'gnubg:0' or a "
+                          "checkpoint path")
+    s = spec.strip()
+    low = s.lower()
+    if low == "random" or low.startswith("random:"):
+        from bgnet.bots.simple import RandomBot
+
+        seed = _parse_int(s.split(":", 1)[1], "the seed", spec) if ":" in s else None
+        return RandomBot(seed)
+    if low == "pubeval":
+        from bgnet.bots.gnubg_bots import PubevalBot
+
+        return PubevalBot()
+    if low == "gnubg" or low.startswith("gnubg:"):
+        from bgnet.bots.gnubg_bots import GnubgBot
+
+        ply = _parse_int(s.split(":", 1)[1], "the ply", spec) if ":" in s else 0
+        return GnubgBot(ply)
+    path, ply = _split_ply(s)
+    if not os.path.exists(path):
+        raise BotFileMissing(f"no such checkpoint or bot: {path!r} (built-in opponents: "
+                             f"{', '.join(BUILTIN_SPECS)})")
+    return load_net_bot(path, ply=ply, device=device)
+
+
+def _parse_int(text: str, what: str, spec: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise BadArgument(f"{what} in bot spec {spec!r} must be a whole number; got {text!r}") from None
+
+
+def _split_ply(spec: str) -> tuple[str, int | None]:
+    """``PATH@PLY`` -> (PATH, PLY); a path without a numeric ``@`` suffix keeps ``None``."""
+    path, at, ply = spec.rpartition("@")
+    if at and path and ply.strip().isdigit():
+        return path, int(ply)
+    return spec, None

@@ -1,0 +1,211 @@
+"""Exported bots: the file format bgnet writes, and the evaluator that runs one without torch.
+
+An exported bot is an ONNX model (written by :mod:`bgnet.export.onnx_export`) of the net's
+function from ENCODED positions to the five probabilities:
+
+* input :data:`INPUT` (``"x"``): float32[batch, F], positions encoded with the encoding the
+  metadata names (:func:`bgnet.nn.encode.encode`; side on roll first);
+* input :data:`RACE_INPUT` (``"is_race"``): bool[batch], only for a split net: true where
+  :func:`bgnet.nn.encode.race_mask` is;
+* output :data:`OUTPUT` (``"probabilities"``): float32[batch, 5] in GNU Backgammon's order for
+  the side on roll, before it rolls.
+
+Metadata (``metadata_props``, every value a JSON string): ``format`` (:data:`FORMAT`),
+``format_version``, ``encoding``, ``net_config``, ``layout`` and what describes the bot (name,
+training summary, strength, cube settings; see :mod:`bgnet.export.onnx_export`).
+
+Format versions. Version 2 stores the net's declared layout (:mod:`bgnet.nn.layout`) under
+``layout``, and the graph's weights are initializers named by it (the torch ``state_dict`` keys),
+so the compiled forward pass finds each weight by its declared name. Version 1 (bgnet 0.1's
+exports, among them the shipped ``checkpoints/bgnet-default.onnx``) has no layout: its weights
+were named ``{net}_hidden{i}_{w|b}_{n}`` and ``{net}_logits_{w|b}_{n}`` (``net``: ``contact``,
+``race`` or ``net``; ``i`` the index in the torch ``body``; ``n`` a counter), and
+:func:`_layout_v1` reads that naming back into a layout.
+
+Loading a bot reads data only (protobuf and JSON): it never runs code from the file. A missing
+file raises :class:`BotFileMissing`, a truncated, foreign or malformed one :class:`BotFileError`
+(both :class:`bgnet.errors.BadInputFile`, naming the file).
+
+:class:`OnnxEvaluator` runs the model on boards with onnxruntime, or with bgnet's compiled
+forward pass (:class:`bgnet.nn.fast.FastForward`) over the same weights when that pass covers the
+net: the same float32 arithmetic as the torch net, several times faster than onnxruntime on small
+batches. Bots are made from files by :mod:`bgnet.bots.load`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from bgnet.bots.evaluator import Evaluator
+from bgnet.errors import BadInputFile
+from bgnet.nn.encode import ENCODINGS
+
+FORMAT = "bgnet-bot"
+FORMAT_VERSION = 2  # what bgnet.export.onnx_export writes; 1 is still read
+INPUT, RACE_INPUT, OUTPUT = "x", "is_race", "probabilities"
+LAYOUT_KEY = "layout"
+
+
+class BotFileError(BadInputFile):
+    """An exported bot that cannot be used; the message names the file and what is wrong."""
+
+
+class BotFileMissing(BotFileError, FileNotFoundError):
+    """An exported bot's path that names no file."""
+
+
+def _session(path: Path, threads: int | None):
+    import onnxruntime as ort
+
+    if not path.exists():
+        raise BotFileMissing(f"exported bot {path} does not exist")
+    if not path.is_file():
+        raise BotFileError(f"exported bot {path} is a directory, not an ONNX file")
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3  # errors only: the optimizer's notes are noise to a player
+    if threads:
+        opts.intra_op_num_threads = int(threads)
+    try:
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own exception types for unreadable models
+        raise BotFileError(f"exported bot {path} is truncated or not an ONNX model ({type(e).__name__}: "
+                           f"{str(e).strip()[:300]})") from None
+
+
+def _decode(path: Path, raw: dict) -> dict:
+    out = {}
+    for key, text in raw.items():
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            raise BotFileError(f"exported bot {path}: metadata {key!r} is not valid JSON") from None
+    if out.get("format") != FORMAT:
+        raise BotFileError(f"{path} is an ONNX model but not a bgnet bot (no '{FORMAT}' format tag)")
+    version = out.get("format_version", 1)
+    if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
+        raise BotFileError(f"exported bot {path} has format version {version!r}; this bgnet reads "
+                           f"versions 1 to {FORMAT_VERSION} (a newer bgnet wrote it: upgrade)")
+    return out
+
+
+def read_metadata(path: str | os.PathLike) -> dict:
+    """The metadata of an exported bot, JSON values decoded (see the module docstring)."""
+    path = Path(path)
+    return _decode(path, _session(path, 1).get_modelmeta().custom_metadata_map)
+
+
+class OnnxEvaluator(Evaluator):
+    """Probabilities from an exported bot, for boards (see :class:`bgnet.bots.evaluator.Evaluator`).
+
+    ``threads``: onnxruntime's intra-op threads (None: its default, all cores). ``compiled``: run
+    the file's weights through bgnet's compiled forward pass where it covers the net (see the
+    module's note); ``self.fast`` is that pass, or None where onnxruntime runs the model.
+    """
+
+    def __init__(self, path: str | os.PathLike, threads: int | None = None, compiled: bool = True):
+        self.path = Path(path)
+        self.session = _session(self.path, threads)
+        self.metadata = _decode(self.path, self.session.get_modelmeta().custom_metadata_map)
+        self.encoding = self.metadata.get("encoding")
+        if self.encoding not in ENCODINGS:
+            raise BotFileError(f"exported bot {self.path} uses encoding {self.encoding!r}, which this "
+                               f"bgnet does not know (known: {', '.join(sorted(ENCODINGS))})")
+        inputs = {i.name: i for i in self.session.get_inputs()}
+        if INPUT not in inputs or [o.name for o in self.session.get_outputs()] != [OUTPUT]:
+            raise BotFileError(f"exported bot {self.path} lacks the '{INPUT}' input or the "
+                               f"'{OUTPUT}' output of a bgnet value net")
+        width = inputs[INPUT].shape[1]
+        if width != ENCODINGS[self.encoding]:
+            raise BotFileError(f"exported bot {self.path} takes {width} inputs, but encoding "
+                               f"'{self.encoding}' has {ENCODINGS[self.encoding]}")
+        self.split = RACE_INPUT in inputs
+        if compiled:
+            self.fast = _compiled_forward(self)
+
+    def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
+        feeds = {INPUT: x}
+        if self.split:
+            feeds[RACE_INPUT] = np.ascontiguousarray(is_race, np.bool_)
+        return self.session.run([OUTPUT], feeds)[0]
+
+
+def _compiled_forward(ev: OnnxEvaluator):
+    """bgnet's compiled forward pass over the model's weights, found by the declared layout; None
+    when the pass does not cover the net, the weights do not fit the layout, or the pass
+    disagrees with onnxruntime (then onnxruntime keeps the job)."""
+    from bgnet.nn.fast.forward import FastForward
+    from bgnet.nn.layout import LayoutError
+
+    try:
+        weights = _initializers(ev.path)
+        layout = ev.metadata.get(LAYOUT_KEY) or _layout_v1(ev.metadata, weights)
+        fast = FastForward.from_weights(layout, weights)
+    except (LayoutError, ValueError, KeyError, TypeError, ImportError):
+        return None
+    # Same weights, same float32 arithmetic up to rounding: anything more is a mismatch of
+    # layouts, and onnxruntime keeps the job.
+    from bgnet.engine.board import start_position
+    from bgnet.engine.movegen import generate_batch
+
+    race = np.zeros((2, 25), np.int8)
+    race[:, :6] = (3, 3, 3, 2, 2, 2)  # both sides home: a race, for the race net of a split model
+    rng = np.random.default_rng(0)
+    boards = np.stack([start_position()] * 32 + [race] * 32)
+    after, _, _ = generate_batch(boards, rng.integers(1, 7, size=(64, 2)))
+    ref = ev._run(after, True)  # ev.fast is not set yet: onnxruntime answers
+    if not np.allclose(fast.swapped(after), ref, atol=1e-4):
+        return None
+    return fast
+
+
+def _initializers(path: Path) -> dict:
+    """``{name: array}`` of the model's initializers (the graph's constant tensors) stored in the
+    file itself: a tensor whose data lives in another file is left out (bgnet never writes one),
+    so reading a bot reads no other file."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    model = onnx.load(str(path), load_external_data=False)
+    return {init.name: numpy_helper.to_array(init) for init in model.graph.initializer
+            if init.data_location != TensorProto.EXTERNAL}
+
+
+_V1_WEIGHT = re.compile(r"^(?P<net>contact|race|net)_(?:hidden(?P<index>\d+)|logits)_(?P<kind>[wb])_\d+$")
+
+
+def _layout_v1(metadata: dict, initializers: dict) -> dict:
+    """The layout of a version-1 export, from its net config and its weights' names (see the
+    module docstring); each weight is also entered in ``initializers`` under its declared name."""
+    from bgnet.nn.layout import CONDITIONAL, FORMAT, VERSION, check_layout
+
+    config = metadata["net_config"]
+    split = config.get("type") == "SplitValueNet"
+    subnets = [("contact", config["contact"]), ("race", config["race"])] if split else [("net", config)]
+    found: dict[str, dict] = {}
+    for old, value in list(initializers.items()):
+        m = _V1_WEIGHT.match(old)
+        if not m:
+            continue
+        prefix = f"{m['net']}." if split else ""
+        layer = f"body.{m['index']}" if m["index"] is not None else "head"
+        name = f"{prefix}{layer}.{'weight' if m['kind'] == 'w' else 'bias'}"
+        initializers[name] = value
+        if m["kind"] == "w":
+            found.setdefault(m["net"], {})[layer] = value.shape
+    layout_subnets = []
+    for net, cfg in subnets:
+        prefix = f"{net}." if split else ""
+        hidden = sorted((k for k in found.get(net, {}) if k != "head"), key=lambda k: int(k[5:]))
+        layers = [{"weight": f"{prefix}{k}.weight", "bias": f"{prefix}{k}.bias",
+                   "shape": list(found[net][k]), "activation": cfg.get("activation", "sigmoid")}
+                  for k in hidden]
+        layers.append({"weight": f"{prefix}head.weight", "bias": f"{prefix}head.bias",
+                       "shape": list(found[net]["head"]), "activation": CONDITIONAL})
+        layout_subnets.append({"name": net, "layers": layers})
+    return check_layout({"format": FORMAT, "version": VERSION, "encoding": metadata["encoding"],
+                         "inputs": ENCODINGS[metadata["encoding"]],
+                         "route": "race_mask" if split else None, "subnets": layout_subnets})

@@ -1,0 +1,396 @@
+"""The compiled forward pass: boards -> the five probabilities, from a net's declared layout and
+the weights it names (:mod:`bgnet.nn.layout`), without encoding the boards and without torch.
+
+:class:`FastForward` computes what the torch module computes, to float32 rounding, on the same
+weights. It runs a torch :class:`~bgnet.nn.model.ValueNet` or
+:class:`~bgnet.nn.model.SplitValueNet` (reading its parameters in place through numpy views, so
+it follows training without being rebuilt), or the weights of an exported bot found by their
+declared names (:meth:`FastForward.from_weights`: no torch needed). It covers layouts on the
+``tesauro`` and ``extended`` encodings whose sub-nets have one or more sigmoid, tanh or relu
+hidden layers; anything else stays on torch or onnxruntime: :func:`supports` and
+:func:`layout_unsupported` say which.
+
+Tables. Tesauro's raw inputs depend on each point only through its checker count, so the first
+layer's contribution of a point is one of 16 vectors. The tables ``T[side, point, count]`` are
+built from the weights at every call (tens of microseconds), and the first layer of a position
+becomes a sum of about twenty table rows instead of a dense 198 x H product, with no encoded
+input matrix at all. Rows go through in blocks so that the activations and the later dense layers
+run over contiguous hidden units, where the compiler vectorizes them. A handful of boards (up to
+``_SMALL``) is encoded and run densely instead: cheaper than tables.
+
+Routing. A layout with two sub-nets (a SplitValueNet) routes rows as the torch module does, by
+:func:`~bgnet.nn.encode.race_mask` of the boards as given: contact is symmetric, so the mask of
+an afterstate as written is also the mask of the position it becomes. Each sub-net runs on its
+own rows and the results are put back in order.
+
+>>> import torch
+>>> from bgnet.engine.board import start_position
+>>> from bgnet.nn.model import ValueNet
+>>> from bgnet.nn.encode import encode
+>>> net = ValueNet("tesauro", 16)
+>>> fast = FastForward(net)
+>>> b = start_position()[None]
+>>> ref = net(torch.from_numpy(encode(b, "tesauro"))).detach().numpy()
+>>> bool(np.allclose(fast.positions(b), ref, atol=1e-6))
+True
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from bgnet.nn.encode import (CAN_BEAR_OFF_UNIT, ENCODINGS, EXTRA_PER_SIDE, EXTRA_START,
+                             RACE_UNIT, TESAURO_SIDE, _extra_side, _outside, _pips, _race, encode,
+                             encode_afterstates, race_mask)
+from bgnet.nn.fast.kernels import (_SUM_FLAGS, ACT, _activate_rows, _dense_layers,
+                                   _probs_rows)
+from bgnet.nn.layout import check_layout, check_weights, weight_names
+
+_BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
+_SMALL = 16  # up to this many boards, a dense pass from encoded rows beats building the tables
+
+
+def layout_unsupported(layout: dict) -> str | None:
+    """Why the compiled pass cannot run a (well-formed) layout, or None when it can."""
+    if layout["encoding"] not in ("tesauro", "extended"):
+        return f"encoding {layout['encoding']!r} (only tesauro and extended)"
+    if layout["inputs"] != ENCODINGS[layout["encoding"]]:
+        return f"{layout['inputs']} inputs for encoding {layout['encoding']!r}"
+    for sub in layout["subnets"]:
+        hidden = {layer["activation"] for layer in sub["layers"][:-1]}
+        if not hidden:
+            return f"sub-net {sub['name']!r} without a hidden layer"
+        if len(hidden) > 1 or not hidden <= set(ACT):
+            return (f"sub-net {sub['name']!r} with activations {sorted(hidden)} (only one of "
+                    f"{', '.join(ACT)} throughout)")
+    return None
+
+
+def supports(net) -> bool:
+    """Whether :class:`FastForward` can run this torch network: a CPU float32 ValueNet on the
+    tesauro or extended encoding, with one or more sigmoid, tanh or relu hidden layers, or a
+    SplitValueNet whose contact and race nets both are such ValueNets.
+
+    >>> from bgnet.nn.model import SplitValueNet, ValueNet
+    >>> supports(ValueNet("extended", 8)), supports(SplitValueNet("extended", 8, race_hidden=4))
+    (True, True)
+    >>> supports(SplitValueNet("tesauro", 8, race_activation="elu"))
+    False
+    """
+    import torch  # the argument is a torch module: torch is loaded already
+
+    from bgnet.nn.model import SplitValueNet, ValueNet, net_layout
+
+    if not isinstance(net, (ValueNet, SplitValueNet)):
+        return False
+    if isinstance(net, SplitValueNet) and not net.contact.encoding == net.race.encoding == net.encoding:
+        return False
+    if not all(p.device.type == "cpu" and p.dtype == torch.float32 for p in net.parameters()):
+        return False
+    try:
+        layout = net_layout(net)
+    except ValueError:  # a module the layout cannot declare
+        return False
+    return layout_unsupported(layout) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward pass from boards
+
+
+@njit(cache=True, error_model="numpy")
+def _tables(w1, n_extra):
+    """First-layer tables from the weights w1 [H, F]: per (side, point, count), bar count, borne
+    off count, the two flag units and the extra features, each a row of H values; and whether
+    every weight is finite (the tables skip zero inputs, where torch would multiply a NaN or an
+    infinite weight by 0 and spread NaN)."""
+    h = w1.shape[0]
+    wt = np.ascontiguousarray(w1.T)  # [F, H]: every input's weights contiguous
+    finite = np.isfinite(wt).all()
+    tpt = np.zeros((2, 24, 16, h), np.float32)
+    tbar = np.zeros((2, 16, h), np.float32)
+    toff = np.zeros((2, 16, h), np.float32)
+    for s in range(2):
+        base = s * TESAURO_SIDE
+        for i in range(24):
+            c = base + 4 * i
+            for n in range(1, 16):
+                # The same float32 input values the encoder writes, times the same weights.
+                u3 = np.float32((n - 3) * 0.5) if n > 3 else np.float32(0.0)
+                for j in range(h):
+                    v = wt[c, j]
+                    if n >= 2:
+                        v += wt[c + 1, j]
+                    if n >= 3:
+                        v += wt[c + 2, j]
+                    tpt[s, i, n, j] = v + u3 * wt[c + 3, j]
+        for n in range(16):
+            ub = np.float32(n * 0.5)
+            uo = np.float32(n / 15.0)
+            for j in range(h):
+                tbar[s, n, j] = ub * wt[base + 96, j]
+                toff[s, n, j] = uo * wt[base + 97, j]
+    flags = np.ascontiguousarray(wt[RACE_UNIT:CAN_BEAR_OFF_UNIT + 1])
+    extra = np.ascontiguousarray(wt[EXTRA_START:EXTRA_START + n_extra])
+    return finite, (tpt, tbar, toff, flags, extra)
+
+
+@njit(cache=True, error_model="numpy")
+def _first_bad_board(boards):
+    """Index of the first board with a count outside 0..15 or a side of more than 15 checkers
+    (the tables have no row for it), or -1."""
+    for k in range(boards.shape[0]):
+        for side in range(2):
+            total = 0
+            for i in range(25):
+                c = boards[k, side, i]
+                if c < 0 or c > 15:
+                    return k
+                total += c
+            if total > 15:
+                return k
+    return -1
+
+
+@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+def _add_row(a, r, t):
+    for j in range(t.shape[0]):
+        a[r, j] += t[j]
+
+
+@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+def _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, a, feats):
+    """Pre-activations of the first hidden layer for boards ``lo:lo + m`` into ``a[:m]``.
+    Returns the index of the first board with a count outside 0..15 or a side of more than 15
+    checkers (the tables have no row for it; its row is left incomplete), or -1."""
+    opp_row = 1 - roll_row
+    h = b1.shape[0]
+    n_extra = extra.shape[0]
+    bad = -1
+    for r in range(m):
+        k = lo + r
+        for j in range(h):
+            a[r, j] = b1[j]
+        for s in range(2):
+            row = roll_row if s == 0 else opp_row
+            total = 0
+            for i in range(24):
+                c = boards[k, row, i]
+                total += c
+                if c > 0:
+                    if c <= 15:
+                        _add_row(a, r, tpt[s, i, c])
+                    elif bad < 0:
+                        bad = k
+                elif c < 0 and bad < 0:
+                    bad = k
+            nb = boards[k, row, 24]
+            off = 15 - total - nb
+            if nb < 0 or nb > 15 or off < 0 or off > 15:
+                if bad < 0:
+                    bad = k
+                continue
+            if nb > 0:
+                _add_row(a, r, tbar[s, nb])
+            if off > 0:
+                _add_row(a, r, toff[s, off])
+        me = boards[k, roll_row]
+        opp = boards[k, opp_row]
+        if _race(me, opp):
+            _add_row(a, r, flags[0])
+        if _outside(me) == 0:
+            _add_row(a, r, flags[1])
+        if n_extra > 0:
+            _extra_side(me, opp, feats, 0, EXTRA_START)
+            _extra_side(opp, me, feats, 0, EXTRA_START + EXTRA_PER_SIDE)
+            feats[0, EXTRA_START + 2 * EXTRA_PER_SIDE] = (_pips(opp) - _pips(me)) / 100.0
+            for e in range(n_extra):
+                v = feats[0, EXTRA_START + e]
+                if v != 0.0:
+                    for j in range(h):
+                        a[r, j] += v * extra[e, j]
+    return bad
+
+
+@njit(cache=True, error_model="numpy")
+def _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+    """Rows ``blk * _BLOCK`` onwards (one block) of :func:`_forward_serial`; returns the first
+    invalid board's index or -1."""
+    n = boards.shape[0]
+    lo = blk * _BLOCK
+    m = min(n, lo + _BLOCK) - lo
+    cur = np.empty((_BLOCK, b1.shape[0]), np.float32)
+    feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
+    bad = _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, cur, feats)
+    _activate_rows(cur, m, act)
+    _probs_rows(_dense_layers(cur, m, act, ws, bs), m, out, lo)
+    return bad
+
+
+@njit(cache=True, error_model="numpy")
+def _forward_serial(boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+    """Probabilities of ``boards`` (side on roll in row ``roll_row``) into ``out``; ``ws``/``bs``
+    are the dense layers after the first, the last giving the five logits. Returns the index of
+    the first invalid board, or -1."""
+    for blk in range((boards.shape[0] + _BLOCK - 1) // _BLOCK):
+        bad = _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws,
+                             bs, out)
+        if bad >= 0:
+            return bad
+    return -1
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _forward_parallel(boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+    """:func:`_forward_serial` with the blocks shared among numba's threads."""
+    nblk = (boards.shape[0] + _BLOCK - 1) // _BLOCK
+    bad = np.empty(nblk, np.int64)
+    for blk in prange(nblk):
+        bad[blk] = _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1,
+                                  ws, bs, out)
+    for blk in range(nblk):
+        if bad[blk] >= 0:
+            return bad[blk]
+    return -1
+
+
+@njit(cache=True, error_model="numpy")
+def _forward_dense(x, act, ws, bs, out):
+    """Probabilities of encoded rows ``x`` through every layer (for a few rows, where building
+    the first-layer tables would cost more than the dense product)."""
+    n = x.shape[0]
+    _probs_rows(_dense_layers(x, n, act, ws, bs), n, out, 0)
+
+class FastForward:
+    """Evaluate a net on boards with compiled code (CPU only): ``FastForward(torch_net)`` or
+    :meth:`FastForward.from_weights` ``(layout, weights)``.
+
+    A torch net's parameters are read in place at every call, so the pass follows training (and
+    ``load_state_dict``) without being rebuilt; a sub-module replaced by another needs a new
+    FastForward. ``parallel``: share large batches among numba's threads
+    (``numba.set_num_threads``). Off by default: the trainer runs one thread per process, and
+    numba's threading layer here (GNU OpenMP) does not survive a ``fork`` once started.
+
+    >>> from bgnet.engine.board import start_position
+    >>> from bgnet.nn.model import SplitValueNet
+    >>> FastForward(SplitValueNet("extended", 8, race_hidden=4)).positions(start_position()).shape
+    (1, 5)
+    """
+
+    def __init__(self, net, parallel: bool = False):
+        if not supports(net):
+            raise ValueError("FastForward runs CPU float32 ValueNets (or SplitValueNets of two) "
+                             "with sigmoid, tanh or relu hidden layers on the tesauro or extended "
+                             "encoding")
+        from bgnet.nn.model import net_layout
+
+        self.net = net
+        self._setup(net_layout(net), _ParameterViews(net), parallel)
+
+    @classmethod
+    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> "FastForward":
+        """The pass over weights found by their declared names (``{name: array}``, e.g. the
+        initializers of an exported bot); the arrays are copied once, as float32. A malformed
+        layout or missing or misshapen weights raise :class:`bgnet.nn.layout.LayoutError`, a
+        layout this pass does not cover ValueError (see :func:`layout_unsupported`)."""
+        check_layout(layout)
+        reason = layout_unsupported(layout)
+        if reason is not None:
+            raise ValueError(f"the compiled forward pass cannot run {reason}")
+        check_weights(layout, weights)
+        arrays = {name: np.array(weights[name], np.float32) for name in weight_names(layout)}
+        self = cls.__new__(cls)
+        self.net = None
+        self._setup(layout, lambda: arrays, parallel)
+        return self
+
+    def _setup(self, layout: dict, weights, parallel: bool) -> None:
+        self.layout = layout
+        self.encoding = layout["encoding"]
+        self.split = layout["route"] == "race_mask"
+        self.n_extra = layout["inputs"] - EXTRA_START
+        self.parallel = bool(parallel)
+        self._weights = weights  # () -> {name: float32 array}
+        # Per sub-net: its activation code and the names of its (weight, bias) pairs.
+        self._subnets = [(ACT[sub["layers"][0]["activation"]],
+                          [(layer["weight"], layer["bias"]) for layer in sub["layers"]])
+                         for sub in layout["subnets"]]
+
+    def _run(self, boards: np.ndarray, roll_row: int) -> np.ndarray:
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
+        n = len(boards)
+        out = np.empty((n, 5), np.float32)
+        if n == 0:
+            return out
+        weights = self._weights()
+        if self.split:
+            bad = self._run_split(weights, boards, roll_row, out)
+        else:
+            bad = self._run_net(weights, 0, boards, roll_row, out)
+        if bad >= 0:
+            raise ValueError(f"board {bad} is not a backgammon position (each side holds 0 to 15 "
+                             f"checkers): {boards[bad].tolist()}")
+        return out
+
+    def _run_split(self, weights: dict, boards: np.ndarray, roll_row: int, out: np.ndarray) -> int:
+        """The contact net (sub-net 0) on contact rows, the race net (1) on races; the first
+        invalid board's index (in ``boards``) or -1."""
+        is_race = race_mask(boards)
+        n_race = int(np.count_nonzero(is_race))
+        if n_race == 0 or n_race == len(boards):  # one net takes every row: nothing to gather
+            return self._run_net(weights, 1 if n_race else 0, boards, roll_row, out)
+        bad = len(boards)
+        for sub, rows in ((0, ~is_race), (1, is_race)):
+            idx = np.flatnonzero(rows)
+            part = np.empty((len(idx), 5), np.float32)
+            k = self._run_net(weights, sub, boards[idx], roll_row, part)
+            out[idx] = part
+            if k >= 0:
+                bad = min(bad, int(idx[k]))
+        return bad if bad < len(boards) else -1
+
+    def _run_net(self, weights: dict, sub: int, boards: np.ndarray, roll_row: int,
+                 out: np.ndarray) -> int:
+        """Probabilities of sub-net ``sub`` on contiguous ``boards`` into ``out``; returns the
+        first invalid board's index or -1 (``out`` is then incomplete)."""
+        n = len(boards)
+        act, names = self._subnets[sub]
+        ws = tuple(weights[w] for w, _ in names)
+        bs = tuple(weights[b] for _, b in names)
+        finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
+        if finite:
+            run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
+            return run(boards, roll_row, act, *tables, bs[0], ws[1:], bs[1:], out)
+        bad = _first_bad_board(boards)
+        if bad < 0:
+            x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)
+            _forward_dense(x, act, ws, bs, out)
+        return bad
+
+    def positions(self, boards: np.ndarray) -> np.ndarray:
+        """Probabilities [N, 5] for the side on roll (``board[1]``)."""
+        return self._run(boards, 1)
+
+    def swapped(self, after: np.ndarray) -> np.ndarray:
+        """Probabilities [N, 5] for the side on roll of ``swap(after)`` (the opponent of the
+        mover), as the net sees an afterstate ``[opponent, mover_after]``."""
+        return self._run(after, 0)
+
+
+class _ParameterViews:
+    """``{name: numpy view}`` of a torch net's parameters, sharing memory with them (so in-place
+    updates, as training makes, are seen at once). The views are made again only when a
+    parameter's storage moved (``p.data = ...``); making them at every call would cost more than
+    a small batch's whole forward pass."""
+
+    def __init__(self, net):
+        self._params = list(net.named_parameters())
+        self._ptrs: tuple = ()
+        self._views: dict = {}
+
+    def __call__(self) -> dict:
+        ptrs = tuple(p.data_ptr() for _, p in self._params)
+        if ptrs != self._ptrs:
+            self._views = {name: p.detach().numpy() for name, p in self._params}
+            self._ptrs = ptrs
+        return self._views

@@ -1,0 +1,147 @@
+"""bgnet's packages form layers, and no import goes up a layer or round a cycle.
+
+From the bottom: the shared utilities (``errors``, ``atomic``), the rules (``engine``), the file
+formats, the net / cube / bear-off code, the bots, then what uses bots (training, evaluation,
+play, export), the command line, and last the ``bgnet`` package itself (its lazy ``Bot``). Imports
+inside functions count too: a lazy import still ties the packages together.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "bgnet"
+
+LAYERS = [
+    {"errors", "atomic"},
+    {"engine"},
+    {"formats"},
+    {"nn", "cube", "bearoff"},
+    {"bots"},
+    {"arguments"},
+    {"train", "evaluate", "play", "export"},
+    {"cli"},
+    {"bgnet"},
+]
+RANK = {name: k for k, layer in enumerate(LAYERS) for name in layer}
+# Position IDs are the rules' own notation: bgnet.formats.position_id belongs with the engine,
+# which may use it wherever it lives.
+ENGINE_LEVEL_MODULES = {"bgnet.formats.position_id"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path) -> list[tuple[str, int]]:
+    """(module, line) of every bgnet import in a file, at any depth (lazy imports too)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            # ``from bgnet import bots`` imports the package bgnet.bots.
+            out += [(f"{base}.{a.name}" if _is_module(f"{base}.{a.name}") else base, node.lineno)
+                    for a in node.names]
+    return [(m, line) for m, line in out if m == "bgnet" or m.startswith("bgnet.")]
+
+
+def _is_module(name: str) -> bool:
+    path = ROOT.parent.joinpath(*name.split("."))
+    return path.is_dir() or path.with_suffix(".py").is_file()
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "bgnet"
+
+
+def _edges() -> list[tuple[str, str, str]]:
+    """(from package, to package, where) of every import between two of bgnet's packages."""
+    edges = []
+    for path in sorted(ROOT.rglob("*.py")):
+        source = _package(_module_name(path))
+        for module, line in _imported(path):
+            target = _package(module)
+            if target != source:
+                where = f"{path.relative_to(ROOT.parent)}:{line} imports {module}"
+                edges.append((source, target, where))
+    return edges
+
+
+def test_every_package_has_a_layer():
+    packages = {_package(_module_name(p)) for p in ROOT.rglob("*.py")}
+    assert packages - set(RANK) == set(), "give the new package a layer in LAYERS"
+
+
+def test_no_import_goes_up_a_layer():
+    upward = [where for source, target, where in _edges()
+              if RANK[target] > RANK[source]
+              and not (source == "engine" and where.split(" imports ")[1] in ENGINE_LEVEL_MODULES)]
+    assert upward == [], "imports that go up a layer:\n" + "\n".join(upward)
+
+
+def test_no_import_cycle_between_packages():
+    graph: dict[str, set[str]] = {}
+    for source, target, where in _edges():
+        if source == "engine" and where.split(" imports ")[1] in ENGINE_LEVEL_MODULES:
+            continue
+        graph.setdefault(source, set()).add(target)
+    cycle = _find_cycle(graph)
+    assert cycle is None, f"import cycle: {' -> '.join(cycle)}"
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt]
+            if nxt not in state:
+                found = visit(nxt, path + [node])
+                if found:
+                    return found
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [])
+            if found:
+                return found
+    return None
+
+
+@pytest.mark.parametrize("graph, cycle", [
+    ({"a": {"b"}, "b": {"c"}}, None),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, ["a", "b", "c", "a"]),
+])
+def test_the_cycle_finder_finds_cycles(graph, cycle):
+    assert _find_cycle(graph) == cycle
+
+
+def test_the_import_parser_sees_lazy_and_relative_imports(tmp_path):
+    pkg = tmp_path / "bgnet" / "bots"
+    pkg.mkdir(parents=True)
+    (tmp_path / "bgnet" / "train").mkdir()
+    (tmp_path / "bgnet" / "train" / "loop.py").write_text("")
+    f = pkg / "x.py"
+    f.write_text("def f():\n    from bgnet.train import loop\n    from ..train.loop import g\n"
+                 "import numpy\n")
+    global ROOT
+    old, ROOT = ROOT, tmp_path / "bgnet"
+    try:
+        assert _imported(f) == [("bgnet.train.loop", 2), ("bgnet.train.loop", 3)]
+    finally:
+        ROOT = old
