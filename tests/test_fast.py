@@ -10,6 +10,8 @@ import pytest
 import torch
 from numba import njit
 
+from conftest import assert_close_up_to_rounding
+
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.engine.sampling import sample_positions
@@ -102,22 +104,22 @@ def test_forward_matches_torch_on_positions_and_afterstates(encoding, hidden, bo
     got = fast.positions(pos)
     ref = torch_probs(net, pos, False)
     assert got.dtype == np.float32 and got.shape == ref.shape
-    assert np.abs(got - ref).max() < 2e-6
+    assert_close_up_to_rounding(got, ref, net, pos, False)
     assert ref.std(axis=0).min() > 0.02  # the outputs really vary over these positions
     got = fast.swapped(afterstates)
     ref = torch_probs(net, afterstates, True)
     assert len(afterstates) > 1000  # several blocks and a partial one
-    assert np.abs(got - ref).max() < 2e-6
+    assert_close_up_to_rounding(got, ref, net, afterstates, True)
     # A few rows take the dense path from encoded inputs instead of the tables.
-    assert np.abs(fast.positions(pos[:5]) - torch_probs(net, pos[:5], False)).max() < 2e-6
-    assert np.abs(fast.swapped(afterstates[:9]) - ref[:9]).max() < 2e-6
+    assert_close_up_to_rounding(fast.positions(pos[:5]), torch_probs(net, pos[:5], False), net, pos[:5], False)
+    assert_close_up_to_rounding(fast.swapped(afterstates[:9]), ref[:9], net, afterstates[:9], True)
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_forward_other_activations(activation, afterstates):
     net = varied_net("tesauro", [32, 16], activation, seed=3)
     got = FastForward(net).swapped(afterstates[:700])
-    assert np.abs(got - torch_probs(net, afterstates[:700], True)).max() < 2e-6
+    assert_close_up_to_rounding(got, torch_probs(net, afterstates[:700], True), net, afterstates[:700], True)
 
 
 def test_forward_parallel_equals_serial(afterstates):
@@ -139,7 +141,7 @@ def test_forward_follows_weight_changes_and_edge_cases():
         net.head.bias.add_(1.0)
     after = fast.positions(b)
     assert not np.allclose(before, after)
-    assert np.abs(after - torch_probs(net, b, False)).max() < 2e-6
+    assert_close_up_to_rounding(after, torch_probs(net, b, False), net, b, False)
     assert fast.positions(np.zeros((0, 2, 25), np.int8)).shape == (0, 5)
     with torch.no_grad():
         net.body[0].weight[3, 7] = float("nan")  # a diverged net gives NaN, as in torch
@@ -409,9 +411,9 @@ def test_net_evaluator_uses_fast_forward_on_the_cpu(afterstates):
     net = varied_net("tesauro", [40])
     fast, slow = NetEvaluator(net), NetEvaluator(net, fast=False)
     assert fast.fast is not None and slow.fast is None
-    assert np.abs(fast.afterstates(afterstates) - slow.afterstates(afterstates)).max() < 2e-6
+    assert_close_up_to_rounding(fast.afterstates(afterstates), slow.afterstates(afterstates), net, afterstates, True)
     pos = afterstates[:300, ::-1]
-    assert np.abs(fast.positions(pos) - slow.positions(pos)).max() < 2e-6
+    assert_close_up_to_rounding(fast.positions(pos), slow.positions(pos), net, pos, False)
     assert NetEvaluator(SplitValueNet("tesauro", 8, race_activation="elu")).fast is None
 
 
@@ -425,4 +427,4 @@ def test_forward_follows_loaded_and_replaced_parameters():
     assert np.array_equal(fast.positions(b), FastForward(other).positions(b))
     with torch.no_grad():
         net.head.weight.data = torch.zeros_like(net.head.weight)
-    assert np.abs(fast.positions(b) - torch_probs(net, b, False)).max() < 2e-6
+    assert_close_up_to_rounding(fast.positions(b), torch_probs(net, b, False), net, b, False)

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import assert_close_up_to_rounding
+
 from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
@@ -71,14 +73,14 @@ def test_forward_matches_torch(encoding, hidden, race_hidden, race_act, boards):
         got = (fast.swapped if afterstates else fast.positions)(data)
         ref = torch_probs(net, data, afterstates)
         assert got.dtype == np.float32 and got.shape == ref.shape
-        assert np.abs(got - ref).max() < 2e-6
+        assert_close_up_to_rounding(got, ref, net, data, afterstates)
         mask = race_mask(data)
         for rows in (mask, ~mask):  # both nets give varied outputs on their own rows
             assert ref[rows].std(axis=0).min() > 0.01
         # Batches of one kind (no gathering) and a few rows (the dense path).
         for rows in (np.flatnonzero(mask)[:300], np.flatnonzero(~mask)[:300], np.arange(7)):
             sub = (fast.swapped if afterstates else fast.positions)(data[rows])
-            assert np.abs(sub - ref[rows]).max() < 2e-6
+            assert_close_up_to_rounding(sub, ref[rows], net, data[rows], afterstates)
 
 
 def test_forward_reports_the_invalid_board_by_its_index(boards):
@@ -97,8 +99,8 @@ def test_net_evaluator_runs_a_split_net_on_the_fast_path(boards):
     fast, slow = NetEvaluator(net), NetEvaluator(net, fast=False)
     assert isinstance(fast.fast, FastForward) and slow.fast is None
     pos, after = boards
-    assert np.abs(fast.afterstates(after) - slow.afterstates(after)).max() < 2e-6
-    assert np.abs(fast.positions(pos) - slow.positions(pos)).max() < 2e-6
+    assert_close_up_to_rounding(fast.afterstates(after), slow.afterstates(after), net, after, True)
+    assert_close_up_to_rounding(fast.positions(pos), slow.positions(pos), net, pos, False)
 
 
 def test_supports_split_nets():
