@@ -73,29 +73,33 @@ class BodyLimit:
         while more:
             msg = await receive()
             if msg["type"] != "http.request":
-                return await self.app(scope, _replay([msg]), send)
+                return await self.app(scope, _replay([msg], receive), send)
             chunks.append(msg.get("body", b""))
             size += len(chunks[-1])
             if size > self.limit:
                 return await self._refuse(send)
             more = msg.get("more_body", False)
         body = b"".join(chunks)
-        await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}]),
-                       send)
+        await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}],
+                                      receive), send)
 
     async def _refuse(self, send):
         resp = JSONResponse({"message": f"the request body is over the limit of {self.limit} bytes"},
                             status_code=413)
-        await resp({"type": "http"}, _replay([]), send)
+        await resp({"type": "http"}, _replay([], None), send)
 
 
-def _replay(messages):
+def _replay(messages, then):
+    """A ``receive`` that gives ``messages`` first, then defers to ``then`` (the real one, which
+    reports the client's disconnect when it comes; streaming responses wait for it)."""
     queue = list(messages)
 
     async def receive():
         if queue:
             return queue.pop(0)
-        return {"type": "http.disconnect"}
+        if then is None:
+            return {"type": "http.disconnect"}
+        return await then()
     return receive
 
 

@@ -60,6 +60,7 @@ class WebGame:
         self.id = gid
         self.answers = answers
         self.log: list[str] = []
+        self.log_count = 0  # lines written since the start, so the page can tell the new ones
         self.session = _PageSession(answers.advisor, match_length=match_length, games=None,
                                     seed=seed, name=name, write=self._write,
                                     read_line=lambda prompt: None)
@@ -69,7 +70,9 @@ class WebGame:
 
     # -- plumbing --------------------------------------------------------------------------------
     def _write(self, text: str) -> None:
-        self.log.extend(line for line in str(text).splitlines() if line.strip())
+        lines = [line for line in str(text).splitlines() if line.strip()]
+        self.log.extend(lines)
+        self.log_count += len(lines)
         del self.log[:-MAX_LOG]
 
     @property
@@ -272,7 +275,7 @@ class WebGame:
             "game_over": g.over, "match_over": m.over,
             "winner": None if not g.over else ("you" if g.winner == HUMAN else "bot"),
             "points_won": g.points if g.over else 0,
-            "log": list(self.log[-40:]),
+            "log": list(self.log[-40:]), "log_count": self.log_count,
             "hint": self.hint,
         }
         return state
