@@ -45,6 +45,7 @@ async function act(action, body) {
     busy = false;
     selected = null;
     if (state) { draw(); controls(); }
+    window.bgnetAnswers = (window.bgnetAnswers || 0) + 1;  // answers received, errors included
   }
 }
 
@@ -58,6 +59,7 @@ async function newGame(length) {
   } finally {
     busy = false;
     if (state) controls();
+    window.bgnetAnswers = (window.bgnetAnswers || 0) + 1;
   }
 }
 
