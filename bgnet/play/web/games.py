@@ -132,7 +132,8 @@ class WebGame:
     # -- actions ---------------------------------------------------------------------------------
     def act(self, action: str, body: dict) -> dict:
         """Carry out ``action`` for the person and return the new state (see the module doc)."""
-        self.hint = None
+        if action not in ("step", "undo"):  # a hint holds for the whole roll
+            self.hint = None
         if action not in ACTIONS:
             raise ApiError(404, f"no game action {action!r}; actions: {', '.join(ACTIONS)}")
         if action == "new_game":
