@@ -14,6 +14,7 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
+from bgnet.bots.base import Bot  # noqa: E402
 from bgnet.engine import board_from_position_id, position_id  # noqa: E402
 from bgnet.engine.board import start_position  # noqa: E402
 from bgnet.engine.movegen import generate  # noqa: E402
@@ -478,3 +479,36 @@ def test_game_action_bad_input(client):
     s = to_my_move(client, ok(client.get(f"/api/v1/games/{gid}")))
     refused(client.post(f"/api/v1/games/{gid}/roll", json={}), 400, "start of your turn")
     refused(client.post(f"/api/v1/games/{gid}/take", json={}), 400, "no double")
+
+
+class LastMoveBot(Bot):
+    """Plays the last legal move the generator lists: rarely the best, always the same."""
+
+    name = "last"
+
+    def choose_move(self, board, d1, d2):
+        after, _ = generate(board, d1, d2)
+        return after[-1] if len(after) else board
+
+
+def test_a_bot_that_only_chooses_moves_puts_its_choice_first():
+    from bgnet.play.web.loadtest import _apply, check_answer, random_positions, wildbg_query
+
+    with TestClient(create_app(LastMoveBot(), warm=False)) as c:
+        for board, d1, d2 in random_positions(8, seed=2):
+            data = ok(c.get(f"/move?{wildbg_query(board, d1, d2)}"))
+            assert check_answer(board, d1, d2, data, ordered=False) is None
+            after, _ = generate(board, d1, d2)
+            if len(after):
+                assert _apply(board, data["moves"][0]["play"]) == after[-1].tobytes()
+        refused(c.get("/api/v1/moves", params={"position_id": START, "dice": "31", "ply": 1}),
+                400, "fixed depth")
+
+
+@pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("::1", True),
+                                            ("localhost", True), ("0.0.0.0", False),
+                                            ("192.168.1.5", False)])
+def test_only_loopback_hosts_pass_without_a_warning(host, loopback):
+    from bgnet.play.web.cli import check_host
+
+    assert check_host(host) is loopback

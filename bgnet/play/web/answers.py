@@ -54,15 +54,17 @@ class Answers:
 
     # -- moves -----------------------------------------------------------------------------------
     def ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None):
-        """Every legal move best first: (afterstate, steps, probabilities or None)."""
+        """Every legal move best first: (afterstate, steps, probabilities or None).
+
+        Net bots rank every move themselves at ``ply``. Other bots only choose one: theirs comes
+        first, the rest follow in the evaluator's order (the generator's without one)."""
         if self.searches:
             return [(a, s, np.asarray(p, np.float64))
                     for a, s, p in self.bot.ranked_moves(board, d1, d2, ply)]
         moves = self.advisor.ranked_moves(board, d1, d2)
-        if moves and self.evaluator is None:
-            # No evaluator: the bot's own choice first, the rest in the generator's order.
-            chosen = self.advisor.choose(board, d1, d2)
-            moves.sort(key=lambda m: not np.array_equal(m.after, chosen[0]))
+        if moves:
+            chosen = self.advisor.choose(board, d1, d2)[0]
+            moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
         return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
                 for m in moves]
 

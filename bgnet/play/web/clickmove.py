@@ -60,7 +60,7 @@ def completable(me, opp, dice: list[int], goals: set[bytes], _seen=None) -> bool
     if state in seen or not dice:
         return False
     seen.add(state)
-    for i, die in enumerate(dict.fromkeys(dice)):
+    for die in dict.fromkeys(dice):
         rest = list(dice)
         rest.remove(die)
         for pos in range(25, 0, -1):

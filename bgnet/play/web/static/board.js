@@ -144,7 +144,7 @@ function hintBox() {
   if (!h) return;
   if (h.moves) {
     const title = document.createElement("div");
-    title.textContent = `${h.legal_moves} legal moves; the best by ${h.by || "the legal order"}:`;
+    title.textContent = `${h.legal_moves} legal move${h.legal_moves === 1 ? "" : "s"}; the best by ${h.by || "the legal order"}:`;
     box.appendChild(title);
     const table = document.createElement("table");
     h.moves.forEach((m, i) => {
