@@ -69,11 +69,20 @@ def test_the_command_refuses_bad_arguments():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for args, code, words in ((["--port", "70000"], 2, "port"), (["--ply", "5"], 2, "ply"),
                               (["--host", "not-an-address"], 2, "--host"),
-                              (["--bot", "no/such/bot.onnx"], 3, "no such")):
+                              (["--bot", "no/such/bot.onnx"], 3, "no such"),
+                              (["--ply", "3"], 2, "0, 1 or 2")):
         r = subprocess.run([sys.executable, "-m", "bgnet.cli", "serve", *args], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == code, (args, r.stderr)
         assert "bgnet serve: error:" in r.stderr and words in r.stderr, r.stderr
+
+
+def test_a_port_in_use_is_refused(server):
+    port = server.rsplit(":", 1)[1]
+    r = subprocess.run([sys.executable, "-m", "bgnet.cli", "serve", "--port", port], cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2 and "choose another --port" in r.stderr, r.stderr
 
 
 def test_200_concurrent_moves_from_20_clients_all_correct(server):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import socket
 import sys
 
 from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
@@ -94,14 +95,30 @@ def load(spec: str | None, ply: int | None):
         kind = BadInputFile if spec and not spec.lower().startswith(("gnubg", "random", "pubeval")) \
             else BadArgument
         raise kind(str(e)) from None
-    return bot, (ply if hasattr(bot, "ranked_moves") else None)
+    if hasattr(bot, "ranked_moves"):
+        if ply is not None and ply > 2:
+            raise BadArgument(f"--ply {ply}: a network bot searches at 0, 1 or 2 ply")
+        return bot, ply
+    return bot, None
+
+
+def check_free(host: str, port: int) -> None:
+    """BadArgument when nothing can listen on ``host:port`` (taken, or not this machine's)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise BadArgument(f"cannot listen on {host} port {port}: {e.strerror or e}; "
+                              "choose another --port (or --host)") from None
 
 
 def serve_main(argv: list[str]) -> int:
     a = parser().parse_args(argv)
     try:
-        import uvicorn  # noqa: F401
         import fastapi  # noqa: F401
+        import uvicorn
     except ImportError:
         print(f"{PROG}: error: the server needs FastAPI and uvicorn: pip install 'bgnet[serve]'",
               file=sys.stderr)
@@ -110,12 +127,11 @@ def serve_main(argv: list[str]) -> int:
         if not check_host(a.host):
             print(f"{PROG}: warning: listening on {a.host}: anyone who can reach this machine "
                   "can use the bot and the play page (there is no login)", file=sys.stderr)
+        check_free(a.host, a.port)
         bot, ply = load(a.bot, a.ply)
     except (BadArgument, BadInputFile) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return e.exit_code
-    import uvicorn
-
     from bgnet.play.web.app import create_app
 
     app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,

@@ -21,13 +21,12 @@ import secrets
 import threading
 from collections import OrderedDict
 
-import numpy as np
 from fastapi import Body, FastAPI, Path, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 
 from bgnet.engine import position_id
 from bgnet.engine.board import pip_counts
-from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, RuleError
+from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL
 from bgnet.engine.notation import IllegalMoveError, format_move
 from bgnet.formats.match_id import match_id
 from bgnet.nn.probs import equity as money_equity
