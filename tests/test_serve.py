@@ -512,3 +512,23 @@ def test_only_loopback_hosts_pass_without_a_warning(host, loopback):
     from bgnet.play.web.cli import check_host
 
     assert check_host(host) is loopback
+
+
+def test_several_people_play_at_once_each_in_their_own_game(client):
+    a, b = new_game(client, name="Ann"), new_game(client, name="Bob", match_length=3)
+    assert a["id"] != b["id"]
+    b_before = ok(client.get(f"/api/v1/games/{b['id']}"))
+    a = to_my_move(client, a)
+    act(client, a, "move", move=a["legal_moves"][0]["notation"])
+    b_after = ok(client.get(f"/api/v1/games/{b['id']}"))
+    assert b_after == b_before and b_after["names"]["you"] == "Bob" and b_after["match_length"] == 3
+
+
+def test_old_games_are_dropped_past_the_limit():
+    from bgnet.bots.simple import RandomBot
+
+    with TestClient(create_app(RandomBot(1), max_games=2, warm=False)) as c:
+        first = new_game(c)
+        new_game(c)
+        new_game(c)
+        refused(c.get(f"/api/v1/games/{first['id']}"), 404, "start a new one")
