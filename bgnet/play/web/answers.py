@@ -1,9 +1,10 @@
 """What the API answers, computed on the bot's thread (see :mod:`.service`): ranked moves,
 evaluations, cube decisions and the bot's description.
 
-A bot that only chooses moves (pubeval, random) gets its probabilities from the judge of
-:class:`~bgnet.play.advisor.Advisor` (GNU Backgammon's 0-ply net when installed); answers name
-the evaluator they used.
+Net bots rank every legal move themselves, at the ply a request asks for. A bot that only
+chooses moves (pubeval, random) puts its choice first; its probabilities, and the order of the
+other moves, come from the judge of :class:`~bgnet.play.advisor.Advisor` (GNU Backgammon's 0-ply
+net when installed). Answers name the evaluator they used.
 """
 from __future__ import annotations
 
