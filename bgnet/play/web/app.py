@@ -187,12 +187,18 @@ def _version() -> str:
 
 
 def _warm_up(answers: Answers) -> None:
+    """Compile and load what the first requests would otherwise wait for: the contact and race
+    nets and the bear-off database."""
+    import numpy as np
+
     from bgnet.engine.board import start_position
 
-    b = start_position()
-    answers.ranked(b, 3, 1, answers.default_ply)
-    if answers.evaluator is not None:
-        answers.probabilities(b, answers.default_ply)
+    bearoff = np.zeros((2, 25), np.int8)
+    bearoff[:, :5] = 3
+    for b in (start_position(), bearoff):
+        answers.ranked(b, 3, 1, answers.default_ply)
+        if answers.evaluator is not None:
+            answers.probabilities(b, answers.default_ply)
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -223,7 +229,8 @@ def _add_wildbg_routes(app: FastAPI, service: BotService, answers: Answers) -> N
     async def get_move(**kw):
         d1, d2 = check_die(kw["die1"], "die1"), check_die(kw["die2"], "die2")
         board = board_from_wildbg(kw)
-        return await service.call(answers.wildbg_moves, board, d1, d2)
+        # Answered as it is: FastAPI's generic encoding of a long list costs more than the bot.
+        return JSONResponse(await service.call(answers.wildbg_moves, board, d1, d2))
 
     async def get_eval(**kw):
         board = board_from_wildbg(kw)
