@@ -469,14 +469,13 @@ def test_new_game_bad_input(client, body, words):
 
 
 def test_game_action_bad_input(client):
-    s = new_game(client)
+    s = to_my_move(client, new_game(client))  # the person's move, whatever the dice
     gid = s["id"]
     refused(client.post(f"/api/v1/games/{gid}/fly", json={}), 404, "fly")
     refused(client.post("/api/v1/games/nosuchgame/roll", json={}), 404, "nosuchgame")
     refused(client.post(f"/api/v1/games/{gid}/step", json={"from": "a", "to": 3}), 400, "step")
     refused(client.post(f"/api/v1/games/{gid}/move", json={}), 400, "move")
     refused(client.post(f"/api/v1/games/{gid}/resign", json={"kind": "all"}), 400, "resign")
-    s = to_my_move(client, ok(client.get(f"/api/v1/games/{gid}")))
     refused(client.post(f"/api/v1/games/{gid}/roll", json={}), 400, "start of your turn")
     refused(client.post(f"/api/v1/games/{gid}/take", json={}), 400, "no double")
 
@@ -532,3 +531,15 @@ def test_old_games_are_dropped_past_the_limit():
         new_game(c)
         new_game(c)
         refused(c.get(f"/api/v1/games/{first['id']}"), 404, "start a new one")
+
+
+def test_a_fault_of_the_server_is_one_json_line_without_a_traceback():
+    class Broken(LastMoveBot):
+        def evaluate(self, boards):
+            raise RuntimeError("secret internals")
+
+    app = create_app(Broken(), warm=False)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        resp = c.get("/api/v1/evaluate", params={"position_id": START})
+        assert resp.status_code == 500
+        assert "RuntimeError" in resp.json()["message"] and "secret" not in resp.text

@@ -217,6 +217,13 @@ def _add_error_handlers(app: FastAPI) -> None:
             f"no such page or endpoint: {request.url.path} (the API is described at /docs)"
         return JSONResponse({"message": message}, status_code=404)
 
+    @app.exception_handler(Exception)
+    async def unexpected(request, exc: Exception):
+        # A fault of the server, not of the request: one line, no traceback to the client.
+        return JSONResponse({"message": f"the server failed on {request.url.path} "
+                                        f"({type(exc).__name__}); please report it"},
+                            status_code=500)
+
     @app.exception_handler(405)
     async def bad_method(request, exc):
         return JSONResponse({"message": f"{request.method} is not allowed on {request.url.path}"},

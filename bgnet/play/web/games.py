@@ -26,7 +26,7 @@ from fastapi.responses import PlainTextResponse
 
 from bgnet.engine import position_id
 from bgnet.engine.board import pip_counts
-from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL
+from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, RuleError
 from bgnet.engine.notation import IllegalMoveError, format_move
 from bgnet.formats.match_id import match_id
 from bgnet.nn.probs import equity as money_equity
@@ -146,7 +146,10 @@ class WebGame:
             raise ApiError(400, "the game is over: start the next game")
         if action != "hint" and self.game.turn != HUMAN:
             raise ApiError(400, "it is not your turn")
-        getattr(self, "_" + action)(body)
+        try:
+            getattr(self, "_" + action)(body)
+        except RuleError as e:  # the rules refuse it now (the terminal's checks come first)
+            raise ApiError(400, f"Not allowed: {e}.") from None
         return self.state()
 
     def _roll(self, body):
