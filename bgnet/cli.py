@@ -75,6 +75,12 @@ def _cmd_play(argv: list[str]) -> int:
     return play_main(argv)
 
 
+def _cmd_serve(argv: list[str]) -> int:
+    from bgnet.play.web.cli import serve_main
+
+    return serve_main(argv)
+
+
 def _cmd_serve_external(argv: list[str]) -> int:
     from bgnet.play.external import serve_main
 
@@ -89,6 +95,7 @@ COMMANDS = {
     "export": (_cmd_export, "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
     "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
     "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
+    "serve": (_cmd_serve, "play a bot in the browser and query it over HTTP (--bot, --port; wildbg's /move)"),
     "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
 }
 

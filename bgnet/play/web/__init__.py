@@ -1,0 +1,32 @@
+"""``bgnet serve``: a bot over HTTP (bgnet's own API and wildbg-compatible endpoints) and a page
+to play it in the browser.
+
+Layout of the package:
+
+* :mod:`.service`: the one place bot code runs: a worker thread (bots are not thread-safe), a
+  time limit per call and a limit on calls waiting, answered 504 and 503;
+* :mod:`.positions`: reading positions, dice and IDs from requests, and writing moves and
+  probabilities into answers;
+* :mod:`.answers`: what the endpoints answer (ranked moves, evaluations, cube decisions, the
+  bot's description), computed on the bot's thread;
+* :mod:`.clickmove`: building a move one checker at a time, as the page's clicks do;
+* :mod:`.games`: the games people play on the page, one per visitor, each a
+  :class:`~bgnet.play.terminal.PlaySession` whose messages go to the page;
+* :mod:`.app`: the FastAPI application (:func:`create_app`);
+* :mod:`.cli`: the command (``bgnet serve``);
+* :mod:`.loadtest`: concurrent ``/move`` clients that check every answer (tests, benchmark).
+
+Every error a client causes is a 4xx answer ``{"message": "..."}`` that says what is wrong, as
+wildbg answers; nothing a client sends gives a 500.
+"""
+from __future__ import annotations
+
+
+def create_app(*args, **kwargs):
+    """See :func:`bgnet.play.web.app.create_app` (imported lazily: FastAPI is an optional extra)."""
+    from bgnet.play.web.app import create_app as _create
+
+    return _create(*args, **kwargs)
+
+
+__all__ = ["create_app"]

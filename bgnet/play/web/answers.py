@@ -1,0 +1,173 @@
+"""What the API answers, computed on the bot's thread (see :mod:`.service`): ranked moves,
+evaluations, cube decisions and the bot's description.
+
+Net bots rank every legal move themselves, at the ply a request asks for. A bot that only
+chooses moves (pubeval, random) puts its choice first; its probabilities, and the order of the
+other moves, come from the judge of :class:`~bgnet.play.advisor.Advisor` (GNU Backgammon's 0-ply
+net when installed). Answers name the evaluator they used.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from bgnet.engine import position_id
+from bgnet.engine.movegen import generate
+from bgnet.engine.notation import format_move
+from bgnet.engine.state import MatchContext
+from bgnet.nn.probs import equity as money_equity
+from bgnet.play.advisor import Advisor, can_evaluate
+from bgnet.play.web.positions import bad, next_position_id, probs_dict, steps_list, wildbg_probs
+
+MAX_PLY = 2  # net bots search at 0, 1 or 2 ply
+
+
+class Answers:
+    """The bot's answers; ``default_ply`` is the search depth used when a request names none."""
+
+    def __init__(self, bot, default_ply: int | None = None):
+        self.bot = bot
+        self.advisor = Advisor(bot)
+        self.default_ply = default_ply
+        self.searches = hasattr(bot, "ranked_moves")  # net bots: a ply per request
+
+    # -- depth -----------------------------------------------------------------------------------
+    def ply(self, requested: int | None) -> int | None:
+        """The ply a request gets; a ply for a bot with one fixed depth is refused (400)."""
+        if requested is None:
+            return self.default_ply if self.default_ply is not None else getattr(self.bot, "ply", None)
+        if not 0 <= requested <= MAX_PLY:
+            raise bad(f"ply must be from 0 to {MAX_PLY}; got {requested}")
+        if not self.searches:
+            own = getattr(self.bot, "ply", None)
+            if requested != own:
+                raise bad(f"{self.bot.name} searches at one fixed depth; leave out ply")
+        return requested
+
+    @property
+    def evaluator(self):
+        return self.advisor.judge
+
+    def _need_evaluator(self):
+        if self.evaluator is None:
+            raise bad(f"{self.bot.name} cannot evaluate positions and no evaluator is installed "
+                      "(GNU Backgammon's net, bgnet[ref])")
+        return self.evaluator
+
+    # -- moves -----------------------------------------------------------------------------------
+    def ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None):
+        """Every legal move best first: (afterstate, steps, probabilities or None).
+
+        Net bots rank every move themselves at ``ply``. Other bots only choose one: theirs comes
+        first, the rest follow in the evaluator's order (the generator's without one)."""
+        if self.searches:
+            return [(a, s, np.asarray(p, np.float64))
+                    for a, s, p in self.bot.ranked_moves(board, d1, d2, ply)]
+        moves = self.advisor.ranked_moves(board, d1, d2)
+        if moves:
+            chosen = self.advisor.choose(board, d1, d2)[0]
+            moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
+        return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
+                for m in moves]
+
+    def moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int) -> dict:
+        ranked = self.ranked(board, d1, d2, ply)
+        out = []
+        for rank, (after, steps, probs) in enumerate(ranked[:limit], 1):
+            out.append({
+                "rank": rank,
+                "notation": format_move(steps, board),
+                "play": steps_list(steps),
+                "next_position_id": next_position_id(after),
+                "equity": None if probs is None else round(float(money_equity(probs)), 6),
+                "probabilities": None if probs is None else probs_dict(probs),
+            })
+        return {"position_id": position_id(board), "dice": [d1, d2], "ply": ply,
+                "legal_moves": len(ranked), "bot": self.bot.name,
+                "evaluator": getattr(self.evaluator, "name", None), "moves": out}
+
+    def wildbg_moves(self, board: np.ndarray, d1: int, d2: int) -> dict:
+        """wildbg's ``/move``: every legal move best first; one empty play when none is legal."""
+        if len(generate(board, d1, d2)[0]) == 0:
+            probs = self._after_probs(board)
+            return {"moves": [{"play": [], "probabilities": wildbg_probs(probs)}]}
+        moves = []
+        for after, steps, probs in self.ranked(board, d1, d2, self.default_ply):
+            if probs is None:
+                probs = self.advisor.afterstate_probabilities(after[None])[0] \
+                    if self.evaluator is not None else np.zeros(5)
+            moves.append({"play": steps_list(steps), "probabilities": wildbg_probs(probs)})
+        return {"moves": moves}
+
+    def _after_probs(self, board: np.ndarray) -> np.ndarray:
+        """The mover's probabilities when the turn passes (the position unchanged)."""
+        if self.evaluator is None:
+            return np.zeros(5)
+        return self.advisor.afterstate_probabilities(np.ascontiguousarray(board)[None])[0]
+
+    # -- evaluation and the cube -----------------------------------------------------------------
+    def probabilities(self, board: np.ndarray, ply: int | None) -> np.ndarray:
+        judge = self._need_evaluator()
+        if judge is self.bot and self.searches:
+            return np.asarray(self.bot.evaluate(np.ascontiguousarray(board)[None], ply),
+                              np.float64).reshape(5)
+        return self.advisor.probabilities(board)
+
+    def evaluate(self, board: np.ndarray, ply: int | None) -> dict:
+        p = self.probabilities(board, ply)
+        return {"position_id": position_id(board), "ply": ply,
+                "evaluator": self.evaluator.name, "probabilities": probs_dict(p),
+                "equity": round(float(money_equity(p)), 6)}
+
+    def cube(self, board: np.ndarray, ctx: MatchContext, ply: int | None) -> dict:
+        from bgnet.cube import decide_context
+
+        p = self.probabilities(board, ply)
+        met, efficiency = self.evaluator.cube_settings()
+        ctx = ctx.replace(double_offered=False, turn=ctx.player_on_roll)
+        try:
+            d = decide_context(p, ctx, board, met=met, efficiency=efficiency)
+        except ValueError as e:
+            raise bad(f"cannot decide the cube in this match state: {e}") from None
+        return {
+            "position_id": position_id(board), "ply": ply, "evaluator": self.evaluator.name,
+            "action": d.action, "double": bool(d.double), "take": bool(d.take),
+            "cube_available": bool(d.cube_available),
+            "equities": {"no_double": _r(d.no_double), "double_take": _r(d.double_take),
+                         "double_pass": _r(d.double_pass)},
+            "take_point": _r(d.take_point), "cubeless_equity": _r(d.cubeless_equity),
+            "match_winning_chances": None if d.mwc_no_double is None else {
+                "no_double": _r(d.mwc_no_double), "double_take": _r(d.mwc_double_take),
+                "double_pass": _r(d.mwc_double_pass)},
+            "probabilities": probs_dict(p),
+        }
+
+    def wildbg_eval(self, board: np.ndarray, ctx: MatchContext) -> dict:
+        """wildbg's ``/eval``: the side to move's probabilities and its cube decision."""
+        c = self.cube(board, ctx, self.default_ply)
+        p = [c["probabilities"][k] for k in ("win", "win_gammon", "win_backgammon",
+                                             "lose_gammon", "lose_backgammon")]
+        return {"cube": {"double": c["double"], "accept": c["take"]},
+                "probabilities": wildbg_probs(p)}
+
+    # -- the bot ---------------------------------------------------------------------------------
+    def describe(self) -> dict:
+        meta = dict(getattr(self.bot, "meta", None) or {})
+        meta.pop("path", None)  # a path of the server's machine is none of a client's business
+        return {
+            "name": self.bot.name,
+            "kind": type(self.bot).__name__,
+            "ply": self.default_ply if self.default_ply is not None else getattr(self.bot, "ply", None),
+            "plies": list(range(MAX_PLY + 1)) if self.searches else None,
+            "evaluator": getattr(self.evaluator, "name", None),
+            "encoding": meta.get("encoding"),
+            "games_trained": meta.get("games"),
+            "strength": meta.get("metrics") or None,
+            "cube": meta.get("cube"),
+            "exported": meta.get("exported"),
+            "bgnet_version": meta.get("bgnet_version"),
+            "can_evaluate": can_evaluate(self.bot),
+        }
+
+
+def _r(x):
+    return None if x is None else round(float(x), 6)

@@ -1,0 +1,146 @@
+"""``bgnet serve``: the HTTP server and play page for a bot (see :mod:`bgnet.play.web`).
+
+It listens on the loopback address unless ``--host`` names another; any other address is served
+with a warning, since the page and the API have no login.
+"""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import socket
+import sys
+
+from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
+
+PROG = "bgnet serve"
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a whole number from 1 to 65535; got {text!r}")
+    return int(text)
+
+
+def _ply(text: str) -> int:
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"a ply is 0, 1 or 2 (gnubg: 0..3); got {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 < v <= 3600:
+        raise argparse.ArgumentTypeError(f"a time limit is a number of seconds above 0, at most "
+                                         f"3600; got {text!r}")
+    return v
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 up; got {text!r}")
+    return int(text)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Serve a bot over HTTP: bgnet's API, "
+                                "wildbg's /move and /eval, a page to play it at /, the API "
+                                "described at /docs.")
+    p.add_argument("--bot", help="the bot: an exported .onnx, a checkpoint .pt, gnubg:N, pubeval "
+                   "or random (default: the bot shipped with bgnet)")
+    p.add_argument("--ply", type=_ply, help="search depth of a network bot (0, 1, 2) or gnubg")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=_port, default=8080, help="port (default 8080)")
+    p.add_argument("--timeout", type=_seconds, default=30.0,
+                   help="seconds a request waits for the bot before a 504 answer (default 30)")
+    p.add_argument("--max-waiting", type=_positive, default=64,
+                   help="bot calls queued before requests get a 503 answer (default 64)")
+    p.add_argument("--max-games", type=_positive, default=500,
+                   help="games kept for the play page; the longest idle is dropped (default 500)")
+    p.add_argument("--seed", type=int, help="seed of the page's dice (default: random)")
+    return p
+
+
+def check_host(host: str) -> bool:
+    """Whether ``host`` is a loopback address (``localhost`` counts); BadArgument if it is no
+    address at all."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        raise BadArgument(f"--host takes an IP address such as 127.0.0.1 or 0.0.0.0; "
+                          f"got {host!r}") from None
+
+
+def load(spec: str | None, ply: int | None):
+    """The bot to serve and the ply to search at by default."""
+    from bgnet.bots import load_bot
+    from bgnet.play.terminal import resolve_bot_spec
+
+    try:
+        full = resolve_bot_spec(spec, ply, lambda msg: print(msg, file=sys.stderr))
+    except ValueError as e:
+        raise BadArgument(str(e)) from None
+    try:
+        bot = load_bot(full)
+    except FileNotFoundError as e:
+        raise BadInputFile(str(e)) from None
+    except ImportError as e:
+        raise BadArgument(f"cannot load {full!r}: {e}") from None
+    except ValueError as e:
+        kind = BadInputFile if spec and not spec.lower().startswith(("gnubg", "random", "pubeval")) \
+            else BadArgument
+        raise kind(str(e)) from None
+    if hasattr(bot, "ranked_moves"):
+        if ply is not None and ply > 2:
+            raise BadArgument(f"--ply {ply}: a network bot searches at 0, 1 or 2 ply")
+        return bot, ply
+    return bot, None
+
+
+def check_free(host: str, port: int) -> None:
+    """BadArgument when nothing can listen on ``host:port`` (taken, or not this machine's)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise BadArgument(f"cannot listen on {host} port {port}: {e.strerror or e}; "
+                              "choose another --port (or --host)") from None
+
+
+def serve_main(argv: list[str]) -> int:
+    a = parser().parse_args(argv)
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn
+    except ImportError:
+        print(f"{PROG}: error: the server needs FastAPI and uvicorn: pip install 'bgnet[serve]'",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if not check_host(a.host):
+            print(f"{PROG}: warning: listening on {a.host}: anyone who can reach this machine "
+                  "can use the bot and the play page (there is no login)", file=sys.stderr)
+        check_free(a.host, a.port)
+        bot, ply = load(a.bot, a.ply)
+    except (BadArgument, BadInputFile) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return e.exit_code
+    from bgnet.play.web.app import create_app
+
+    app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,
+                     max_games=a.max_games, seed=a.seed)
+    shown = f"[{a.host}]" if ":" in a.host else a.host
+    print(f"Serving {bot.name} at http://{shown}:{a.port}/ (API described at /docs); "
+          "Ctrl-C stops.", file=sys.stderr)
+    uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+    return 0
+
+
+__all__ = ["serve_main", "check_host"]

@@ -1,0 +1,390 @@
+"""The games played on the page: one per visitor, each a :class:`~bgnet.play.terminal.PlaySession`.
+
+The terminal's session holds the match and the rules of the table (how the bot answers doubles,
+resignations, its moves, and the messages for each); here its messages go to a log that the page
+shows, instead of standard output, and the person's decisions come from requests instead of
+typed lines. The person is player 0 (X, the left column of a ``.mat`` file), the bot player 1.
+
+A person's move is either typed (``move``, judged by :func:`bgnet.engine.notation.parse_move`,
+so an illegal one is explained as in the terminal) or clicked one checker at a time (``step``,
+see :mod:`.clickmove`), shown before it is played, and then ``confirm``-ed or ``undo``-ne. The
+dice are rolled for the person when doubling is not allowed, and a turn without a legal move
+passes by itself, as in the terminal.
+
+Game state answers (:meth:`WebGame.state`) draw the board from the person's side: ``points[p]``
+for p = 1..24 is the count on the person's point p, the person's checkers positive and the
+bot's negative.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+
+from fastapi import Body, FastAPI, Path, Request
+from fastapi.responses import PlainTextResponse
+
+from bgnet.engine import position_id
+from bgnet.engine.board import pip_counts
+from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, RuleError
+from bgnet.engine.notation import IllegalMoveError, format_move
+from bgnet.formats.match_id import match_id
+from bgnet.nn.probs import equity as money_equity
+from bgnet.play import terminal
+from bgnet.play.terminal import BOT, DONE, HUMAN, PlaySession
+from bgnet.play.web import clickmove
+from bgnet.play.web.positions import probs_dict
+from bgnet.play.web.service import ApiError
+
+MAX_LOG = 200
+MAX_MATCH = 64
+ACTIONS = ("roll", "double", "take", "drop", "resign", "move", "step", "undo", "confirm",
+           "new_game", "hint")
+
+
+class _PageSession(PlaySession):
+    """The terminal's session without its terminal: nothing is drawn or saved to files."""
+
+    def show(self, game) -> None:  # the page draws the board itself
+        pass
+
+    def _autosave(self) -> None:
+        pass
+
+
+class WebGame:
+    """One person's match (or money session) against the bot."""
+
+    def __init__(self, gid: str, answers, *, match_length: int, name: str, seed=None):
+        self.id = gid
+        self.answers = answers
+        self.log: list[str] = []
+        self.log_count = 0  # lines written since the start, so the page can tell the new ones
+        self.session = _PageSession(answers.advisor, match_length=match_length, games=None,
+                                    seed=seed, name=name, write=self._write,
+                                    read_line=lambda prompt: None)
+        self.steps: list = []  # the clicked move so far: (from, to, die) single steps
+        self.hint: dict | None = None
+        self._start_game()
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def _write(self, text: str) -> None:
+        lines = [line for line in str(text).splitlines() if line.strip()]
+        self.log.extend(lines)
+        self.log_count += len(lines)
+        del self.log[:-MAX_LOG]
+
+    @property
+    def match(self):
+        return self.session.match
+
+    @property
+    def game(self):
+        return self.match.game
+
+    def _start_game(self) -> None:
+        m = self.match
+        game = m.new_game()
+        names = (self.session.name, self.session.bot_name)
+        head = f"Game {len(m.games)}"
+        if m.length:
+            head += (f": score {names[0]} {m.score[HUMAN]}, {names[1]} {m.score[BOT]}"
+                     + (" (Crawford game: no doubling)" if game.crawford else ""))
+        self._write(head)
+        starter, dice = game.opening_roll()
+        mine, theirs = (dice[0], dice[1]) if starter == HUMAN else (dice[1], dice[0])
+        self._write(f"Opening roll: you {mine}, {names[1]} {theirs}; "
+                    f"{'you start' if starter == HUMAN else names[1] + ' starts'}.")
+        self._advance()
+
+    def _advance(self) -> None:
+        """Let the bot act, roll for the person when doubling is not allowed and pass a turn
+        without a legal move, until the person must decide or the game is over."""
+        s, g = self.session, self.game
+        self.steps = []
+        while not g.over:
+            if g.turn == BOT:
+                s._bot_turn(g)
+                continue
+            if g.phase == ROLL and not g.may_double(HUMAN):
+                g.roll(player=HUMAN)
+                self._write(f"You roll {terminal._dice(g)}.")
+            if g.phase == MOVE and len(g.legal_moves()[0]) == 0:
+                self._write(f"You cannot move with {terminal._dice(g)}.")
+                g.play(None, player=HUMAN)
+                continue
+            return
+        s._announce_game_end(g)
+        if self.match.over:
+            s._announce_match_end()
+
+    def _typed(self, line: str) -> None:
+        """A line as the terminal reads it; its messages go to the log."""
+        before = len(self.log)
+        outcome = self.session.handle(self.game, line)
+        if outcome == DONE:
+            self._advance()
+        elif len(self.log) > before:
+            # STAY: the session explained why (illegal move, a double not allowed...).
+            raise ApiError(400, self.log[-1])
+
+    # -- actions ---------------------------------------------------------------------------------
+    def act(self, action: str, body: dict) -> dict:
+        """Carry out ``action`` for the person and return the new state (see the module doc)."""
+        if action not in ("step", "undo"):  # a hint holds for the whole roll
+            self.hint = None
+        if action not in ACTIONS:
+            raise ApiError(404, f"no game action {action!r}; actions: {', '.join(ACTIONS)}")
+        if action == "new_game":
+            if not self.game.over:
+                raise ApiError(400, "finish this game first (or resign it)")
+            if self.match.over:
+                raise ApiError(400, "the match is over: start a new match")
+            self._start_game()
+            return self.state()
+        if self.game.over:
+            raise ApiError(400, "the game is over: start the next game")
+        if action != "hint" and self.game.turn != HUMAN:
+            raise ApiError(400, "it is not your turn")
+        try:
+            getattr(self, "_" + action)(body)
+        except RuleError as e:  # the rules refuse it now (the terminal's checks come first)
+            raise ApiError(400, f"Not allowed: {e}.") from None
+        return self.state()
+
+    def _roll(self, body):
+        self._need(ROLL, "you can roll only at the start of your turn")
+        self._typed("roll")
+
+    def _double(self, body):
+        self._need(ROLL, "you can double only before rolling")
+        self._typed("double")
+
+    def _take(self, body):
+        self._need(DOUBLED, "there is no double to answer")
+        self._typed("take")
+
+    def _drop(self, body):
+        self._need(DOUBLED, "there is no double to answer")
+        self._typed("drop")
+
+    def _resign(self, body):
+        kind = str(body.get("kind", "single"))
+        if kind not in ("single", "gammon", "backgammon"):
+            raise ApiError(400, f"resign single, gammon or backgammon; got {kind!r}")
+        before = len(self.log)
+        self.session.handle(self.game, f"resign {kind}")
+        if self.game.over:
+            self._advance()
+        elif len(self.log) == before:
+            raise ApiError(400, "the resignation was not offered")
+
+    def _move(self, body):
+        text = body.get("move")
+        if not isinstance(text, str) or not text.strip():
+            raise ApiError(400, "give the move as text, e.g. {\"move\": \"24/18 13/11\"}")
+        self._need(MOVE, "roll the dice first")
+        self.steps = []
+        self._typed(text)
+
+    def _step(self, body):
+        self._need(MOVE, "roll the dice first")
+        a, b = body.get("from"), body.get("to")
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 25 for x in (a, b)):
+            raise ApiError(400, "a step is {\"from\": POINT, \"to\": POINT} with points 0..25 "
+                                "(25 the bar, 0 off), numbered from your side")
+        g = self.game
+        after_all, _ = g.legal_moves()
+        try:
+            self.steps = clickmove.add_hop(g.board, *g.dice, self.steps, a, b, after_all)
+        except IllegalMoveError as e:
+            raise ApiError(400, f"Illegal move: {e}.") from None
+
+    def _undo(self, body):
+        self._need(MOVE, "there is no move to undo")
+        self.steps = []
+
+    def _confirm(self, body):
+        self._need(MOVE, "there is no move to confirm")
+        g = self.game
+        after = clickmove.is_complete(g.board, self.steps, g.legal_moves()[0])
+        if after is None:
+            left = clickmove.unused(clickmove.dice_of(*g.dice), self.steps)
+            raise ApiError(400, f"the move is not finished: play the {_and(left)} too (or undo)")
+        g.play(after, player=HUMAN)
+        self._write(f"You play {g.record.actions[-1].notation}.")
+        self._advance()
+
+    def _hint(self, body):
+        g = self.game
+        if g.phase == MOVE and g.turn == HUMAN:
+            ranked = self.answers.ranked(g.board, max(g.dice), min(g.dice), self.answers.default_ply)
+            moves = [{"notation": format_move(s, g.board),
+                      "equity": None if p is None else round(float(money_equity(p)), 4),
+                      "probabilities": None if p is None else probs_dict(p)}
+                     for a, s, p in ranked[:5]]
+            self.hint = {"moves": moves, "legal_moves": len(ranked),
+                         "by": getattr(self.answers.evaluator, "name", None)}
+        else:
+            lines: list[str] = []
+            write, self.session.write = self.session.write, lines.append
+            try:
+                self.session._hint_cube(g)
+            finally:
+                self.session.write = write
+            self.hint = {"text": [ln for text in lines for ln in str(text).splitlines()]}
+
+    def _need(self, phase: str, why: str) -> None:
+        if self.game.phase != phase:
+            raise ApiError(400, why)
+
+    # -- the state -------------------------------------------------------------------------------
+    def state(self) -> dict:
+        g, m = self.game, self.match
+        view = g.board_for(HUMAN)
+        mine = g.phase == MOVE and g.turn == HUMAN
+        shown = clickmove.display_board(view, self.steps) if mine else view
+        points = [0] * 25
+        for p in range(1, 25):
+            points[p] = int(shown[1, p - 1]) - int(shown[0, 24 - p])
+        pips = pip_counts(shown)
+        on_roll = g.player_on_roll
+        legal = []
+        if mine:
+            after_all, steps_all = g.legal_moves()
+            legal = [{"notation": format_move(s, view),
+                      "steps": [[int(x), int(y)] for x, y in s if x >= 0]} for s in steps_all]
+        owner = {HUMAN: "you", BOT: "bot"}.get(g.cube_owner, "centre")
+        state = {
+            "id": self.id, "names": {"you": self.session.name, "bot": self.session.bot_name},
+            "match_length": m.length, "score": {"you": m.score[HUMAN], "bot": m.score[BOT]},
+            "game_number": len(m.games), "crawford": g.crawford, "phase": g.phase,
+            "turn": {HUMAN: "you", BOT: "bot"}.get(g.turn),
+            "on_roll": {HUMAN: "you", BOT: "bot"}.get(on_roll),
+            "points": points,
+            "bar": {"you": int(shown[1, 24]), "bot": int(shown[0, 24])},
+            "off": {"you": 15 - int(shown[1].sum()), "bot": 15 - int(shown[0].sum())},
+            "pips": {"you": pips[0], "bot": pips[1]},
+            "dice": list(g.dice) if g.dice[0] else None,
+            "dice_left": clickmove.unused(clickmove.dice_of(*g.dice), self.steps) if mine else [],
+            "steps": [[a, b] for a, b, _ in self.steps],
+            "steps_notation": format_move([(a, b) for a, b, _ in self.steps], view) if self.steps else "",
+            "complete": bool(mine and clickmove.is_complete(view, self.steps, g.legal_moves()[0]) is not None),
+            "legal_moves": legal,
+            "cube": {"value": g.cube_value, "owner": owner},
+            "may_double": g.phase == ROLL and g.turn == HUMAN and g.may_double(HUMAN),
+            "position_id": position_id(g.board) if on_roll is not None else None,
+            "match_id": match_id(g.context()) if g.phase not in (OVER, OPENING) else None,
+            "game_over": g.over, "match_over": m.over,
+            "winner": None if not g.over else ("you" if g.winner == HUMAN else "bot"),
+            "points_won": g.points if g.over else 0,
+            "log": list(self.log[-40:]), "log_count": self.log_count,
+            "hint": self.hint,
+        }
+        return state
+
+    def mat(self) -> str:
+        from bgnet.formats.mat import write_mat
+
+        return write_mat(self.match)
+
+
+def _and(items) -> str:
+    items = [str(x) for x in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class GameStore:
+    """The games being played, by id; past ``max_games`` the one idle longest is dropped."""
+
+    def __init__(self, answers, service, *, max_games: int = 500, seed=None):
+        self.answers, self.service = answers, service
+        self.max_games = max_games
+        self.seed = seed
+        self._games: OrderedDict[str, WebGame] = OrderedDict()
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def new(self, match_length: int, name: str) -> WebGame:
+        with self._lock:
+            self._count += 1
+            seed = None if self.seed is None else self.seed + self._count
+            gid = secrets.token_urlsafe(12)
+        game = WebGame(gid, self.answers, match_length=match_length, name=name, seed=seed)
+        with self._lock:
+            self._games[gid] = game
+            while len(self._games) > self.max_games:
+                self._games.popitem(last=False)
+        return game
+
+    def get(self, gid: str) -> WebGame:
+        with self._lock:
+            game = self._games.get(gid)
+            if game is None:
+                raise ApiError(404, f"no game {gid!r} on this server (it may have been dropped "
+                                    "after a long idle time): start a new one")
+            self._games.move_to_end(gid)
+            return game
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    # -- routes ----------------------------------------------------------------------------------
+    def add_routes(self, app: FastAPI) -> None:
+        from bgnet.play.web.app import only
+
+        call = self.service.call
+        gid_p = Path(..., description="the game's id, as POST /api/v1/games gave it",
+                     max_length=64)
+
+        @app.post("/api/v1/games", tags=["play"], summary="start a money game or a match")
+        async def new_game(request: Request, body: dict = Body(default={})):
+            only()(request)
+            length, name = _new_game_options(body)
+            game = await call(self.new, length, name)
+            return await call(game.state)
+
+        @app.get("/api/v1/games/{gid}", tags=["play"], summary="a game's state")
+        async def game_state(request: Request, gid: str = gid_p):
+            only()(request)
+            game = self.get(gid)
+            return await call(game.state)
+
+        @app.post("/api/v1/games/{gid}/{action}", tags=["play"],
+                  summary="roll, double, take, drop, resign, move, step, undo, confirm, "
+                          "new_game or hint")
+        async def game_action(request: Request, gid: str = gid_p, action: str = Path(...),
+                              body: dict = Body(default={})):
+            only()(request)
+            game = self.get(gid)
+            return await call(game.act, action, body or {})
+
+        @app.get("/api/v1/games/{gid}/mat", tags=["play"], summary="the match as a .mat file")
+        async def game_mat(request: Request, gid: str = gid_p):
+            only()(request)
+            game = self.get(gid)
+            text = await call(game.mat)
+            return PlainTextResponse(text, headers={
+                "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.mat"'})
+
+
+def _new_game_options(body: dict) -> tuple[int, str]:
+    if not isinstance(body, dict):
+        raise ApiError(400, "the body is a JSON object such as {\"match_length\": 5}")
+    unknown = sorted(set(body) - {"match_length", "name"})
+    if unknown:
+        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                            "a new game takes match_length and name")
+    length = body.get("match_length", 0)
+    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= MAX_MATCH:
+        raise ApiError(400, f"match_length is a whole number of points from 1 to {MAX_MATCH}, "
+                            f"or 0 for a money game; got {length!r}")
+    name = body.get("name", "You")
+    if not isinstance(name, str) or not name.strip() or ":" in name or "\n" in name \
+            or len(name) > 40:
+        raise ApiError(400, f"name is 1 to 40 characters without ':' or line breaks (a .mat "
+                            f"file must hold it); got {name!r}")
+    return length, name.strip()
+
+
+__all__ = ["WebGame", "GameStore", "ACTIONS"]

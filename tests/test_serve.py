@@ -1,0 +1,545 @@
+"""``bgnet serve``'s API through FastAPI's test client: bgnet's /api/v1, wildbg's /move and /eval,
+the page's games, and the answers to bad input (4xx JSON that says what is wrong, never 500)."""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from bgnet.bots.base import Bot  # noqa: E402
+from bgnet.engine import board_from_position_id, position_id  # noqa: E402
+from bgnet.engine.board import start_position  # noqa: E402
+from bgnet.engine.movegen import generate  # noqa: E402
+from bgnet.engine.notation import IllegalMoveError, parse_move  # noqa: E402
+from bgnet.play.web import clickmove  # noqa: E402
+from bgnet.play.web.app import create_app  # noqa: E402
+from bgnet.play.web.service import BotService, Busy, TooSlow  # noqa: E402
+
+START = "4HPwATDgc/ABMA"
+# wildbg's own example: the starting position, 3-1 to play.
+WILDBG_START = "p24=2&p19=-5&p17=-3&p13=5&p12=-5&p8=3&p6=5&p1=-2"
+PROB_KEYS = {"win", "winG", "winBg", "loseG", "loseBg"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = create_app(seed=11)  # the bot shipped with bgnet, at 0-ply
+    with TestClient(app) as c:
+        yield c
+
+
+def ok(resp):
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def refused(resp, status=400, *words):
+    assert resp.status_code == status, resp.text
+    message = resp.json()["message"]
+    for w in words:
+        assert w in message, message
+    return message
+
+
+def afterstate(board, play) -> bytes:
+    """The position after applying wildbg ``play`` steps to ``board`` ([opponent, mover])."""
+    me, opp = board[1].astype(np.int64).copy(), board[0].astype(np.int64).copy()
+    for step in play:
+        a, b = step["from"], step["to"]
+        me[a - 1] -= 1
+        if b:
+            me[b - 1] += 1
+            if opp[24 - b] == 1:
+                opp[24 - b], opp[24] = 0, opp[24] + 1
+    return np.stack([opp, me]).astype(np.int8).tobytes()
+
+
+def money(p):
+    return 2 * p["win"] - 1 + p["winG"] - p["loseG"] + p["winBg"] - p["loseBg"]
+
+
+# ---------------------------------------------------------------------------------------------
+# wildbg's endpoints
+
+
+def test_wildbg_move_example_lists_every_legal_move_best_first(client):
+    data = ok(client.get(f"/move?die1=3&die2=1&{WILDBG_START}"))
+    moves = data["moves"]
+    board = start_position()
+    legal = {a.tobytes() for a in generate(board, 3, 1)[0]}
+    assert len(moves) == len(legal) == 16
+    assert {afterstate(board, m["play"]) for m in moves} == legal
+    assert {(s["from"], s["to"]) for s in moves[0]["play"]} == {(8, 5), (6, 5)}
+    for m in moves:
+        assert set(m["probabilities"]) == PROB_KEYS
+        assert all(len(s) == 2 and set(s) == {"from", "to"} for s in m["play"])
+    equities = [money(m["probabilities"]) for m in moves]
+    assert equities == sorted(equities, reverse=True)
+
+
+def test_wildbg_move_numbers_the_bar_25_and_off_0(client):
+    # x has a checker on the bar and bears nothing off; then a bear-off position.
+    data = ok(client.get("/move?die1=6&die2=5&p25=1&p6=14&p1=-15"))
+    assert all(m["play"][0]["from"] == 25 for m in data["moves"])
+    data = ok(client.get("/move?die1=6&die2=5&p1=1&p2=1&p24=-15"))
+    assert data["moves"][0]["play"] and {s["to"] for s in data["moves"][0]["play"]} == {0}
+
+
+def test_wildbg_move_without_a_legal_move_has_one_empty_play(client):
+    # x on the bar against a closed board (the opponent's points 1..6 are x's 19..24).
+    closed = "&".join(f"p{i}=-2" for i in range(19, 25))
+    data = ok(client.get(f"/move?die1=6&die2=6&p25=1&p6=14&{closed}&p1=-3"))
+    assert len(data["moves"]) == 1 and data["moves"][0]["play"] == []
+    assert set(data["moves"][0]["probabilities"]) == PROB_KEYS
+
+
+def test_wildbg_eval_gives_probabilities_and_the_cube(client):
+    data = ok(client.get(f"/eval?{WILDBG_START}"))
+    assert set(data) == {"cube", "probabilities"}
+    assert data["cube"] == {"double": False, "accept": True}
+    p = data["probabilities"]
+    assert set(p) == PROB_KEYS and 0.4 < p["win"] < 0.6 and p["winBg"] <= p["winG"] <= p["win"]
+    # The same probabilities as bgnet's own evaluation of the same position.
+    own = ok(client.get("/api/v1/evaluate", params={"position_id": START}))["probabilities"]
+    assert abs(own["win"] - p["win"]) < 1e-6 and abs(own["lose_gammon"] - p["loseG"]) < 1e-6
+
+
+def test_wildbg_eval_takes_a_match_score_as_points_away(client):
+    # A racing lead for x; at 3-away/2-away the cube answer comes from the match equity table,
+    # the same as bgnet's own cube endpoint gives for that score.
+    from bgnet.engine.state import MatchContext
+    from bgnet.formats.match_id import match_id
+
+    race = "p6=4&p5=4&p4=3&p3=2&p2=2&p19=-4&p20=-4&p21=-3&p22=-2&p23=-2"
+    data = ok(client.get(f"/eval?{race}&x_away=3&o_away=2"))
+    board = board_from_wildbg_query(race)
+    mid = match_id(MatchContext(player_on_roll=1, turn=1, match_length=3, score=(1, 0)))
+    own = ok(client.get("/api/v1/cube", params={"position_id": position_id(board), "match_id": mid}))
+    assert data["cube"] == {"double": own["double"], "accept": own["take"]}
+    assert own["match_winning_chances"] is not None
+    refused(client.get(f"/eval?{race}&x_away=2"), 400, "x_away", "o_away")
+
+
+def board_from_wildbg_query(query: str):
+    from bgnet.play.web.positions import board_from_wildbg
+
+    return board_from_wildbg({k: int(v) for k, v in (kv.split("=") for kv in query.split("&"))})
+
+
+@pytest.mark.parametrize("query, words", [
+    ("die1=0&die2=3&p6=1&p1=-1", ("die1", "1 to 6")),
+    ("die1=7&die2=3&p6=1&p1=-1", ("die1", "1 to 6")),
+    ("die1=3&die2=9&p6=1&p1=-1", ("die2",)),
+    ("die1=3&p6=1&p1=-1", ("die2", "Field required")),
+    ("die1=x&die2=3&p6=1&p1=-1", ("die1", "integer")),
+    ("die1=3&die2=1&p25=-1&p6=1&p1=-1", ("p25", "bar")),
+    ("die1=3&die2=1&p0=2&p6=1&p1=-1", ("p0", "negative")),
+    ("die1=3&die2=1&p5=16&p1=-1", ("p5", "-15 to 15")),
+    ("die1=3&die2=1&p3=abc&p6=1&p1=-1", ("p3",)),
+    ("die1=3&die2=1&p6=10&p8=6&p1=-1", ("16 checkers",)),
+    ("die1=3&die2=1&p6=1&p1=-10&p2=-6", ("opponent", "16 checkers")),
+    ("die1=3&die2=1&p6=1", ("at least one checker",)),
+    ("die1=3&die2=1&p26=1&p6=2&p1=-1", ("unknown query parameter p26",)),
+    ("die1=3&die2=1&p6=2&p1=-1&foo=1&bar=2", ("bar, foo",)),
+])
+def test_wildbg_bad_input_is_400_saying_what_is_wrong(client, query, words):
+    refused(client.get(f"/move?{query}"), 400, *words)
+
+
+def test_no_query_gives_a_server_error(client):
+    rng = random.Random(5)
+    names = ["die1", "die2", "p0", "p1", "p6", "p13", "p24", "p25", "ply", "x_away", "o_away"]
+    values = ["", "-1", "0", "1", "3", "6", "7", "15", "16", "-16", "1.5", "x", "%00", "9" * 30]
+    for _ in range(150):
+        q = "&".join(f"{rng.choice(names)}={rng.choice(values)}" for _ in range(rng.randint(0, 6)))
+        for path in ("/move", "/eval"):
+            resp = client.get(f"{path}?{q}")
+            assert resp.status_code < 500, (path, q, resp.text)
+            assert "message" in resp.json() or resp.status_code == 200
+
+
+# ---------------------------------------------------------------------------------------------
+# bgnet's API
+
+
+def test_moves_give_the_next_position_id_with_the_opponent_on_roll(client):
+    data = ok(client.get("/api/v1/moves", params={"position_id": START, "dice": "31", "limit": 20}))
+    assert data["legal_moves"] == 16 and len(data["moves"]) == 16
+    best = data["moves"][0]
+    assert best["notation"] == "8/5 6/5" and best["next_position_id"] == "sGfwATDgc/ABMA"
+    assert best["play"] == [{"from": 8, "to": 5}, {"from": 6, "to": 5}] or \
+        sorted((s["from"], s["to"]) for s in best["play"]) == [(6, 5), (8, 5)]
+    board = board_from_position_id(START)
+    expected = {position_id(a[::-1]) for a in generate(board, 3, 1)[0]}
+    assert {m["next_position_id"] for m in data["moves"]} == expected
+    eqs = [m["equity"] for m in data["moves"]]
+    assert eqs == sorted(eqs, reverse=True) and [m["rank"] for m in data["moves"]] == list(range(1, 17))
+    assert set(best["probabilities"]) == {"win", "win_gammon", "win_backgammon", "lose_gammon",
+                                          "lose_backgammon"}
+
+
+def test_moves_limit_ply_and_xgid(client):
+    data = ok(client.get("/api/v1/moves", params={"position_id": START, "dice": "3-1", "limit": 2,
+                                                  "ply": 1}))
+    assert len(data["moves"]) == 2 and data["ply"] == 1
+    xg = ok(client.get("/api/v1/moves", params={
+        "xgid": "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10", "limit": 1}))
+    assert xg["dice"] == [3, 1] and xg["moves"][0]["notation"] == "8/5 6/5"
+    assert xg["position_id"] == START
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"position_id": START, "dice": "71"}, ("1 to 6",)),
+    ({"position_id": START, "dice": "0-1"}, ("1 to 6",)),
+    ({"position_id": START, "dice": "3"}, ("dice",)),
+    ({"position_id": START}, ("dice",)),
+    ({"position_id": "4HPwATDgc/AB", "dice": "31"}, ("position_id", "14 characters")),
+    ({"position_id": "////////////// ", "dice": "31"}, ("position_id",)),
+    ({"dice": "31"}, ("exactly one of position_id",)),
+    ({"position_id": START, "xgid": "XGID=x", "dice": "31"}, ("exactly one",)),
+    ({"xgid": "XGID=nonsense", "dice": "31"}, ("xgid",)),
+    ({"position_id": START, "dice": "31", "ply": 3}, ("ply", "0 to 2")),
+    ({"position_id": START, "dice": "31", "ply": -1}, ("ply",)),
+    ({"position_id": START, "dice": "31", "limit": 0}, ("limit",)),
+    ({"position_id": START, "dice": "31", "depth": 2}, ("unknown query parameter depth",)),
+])
+def test_moves_bad_input(client, params, words):
+    refused(client.get("/api/v1/moves", params=params), 400, *words)
+
+
+def test_evaluate_and_cube(client):
+    e = ok(client.get("/api/v1/evaluate", params={"position_id": START, "ply": 0}))
+    p = e["probabilities"]
+    eq = 2 * p["win"] - 1 + p["win_gammon"] - p["lose_gammon"] + p["win_backgammon"] - p["lose_backgammon"]
+    assert abs(eq - e["equity"]) < 1e-5 and e["evaluator"] == "bgnet-default"
+    c = ok(client.get("/api/v1/cube", params={"position_id": START, "match_id": "cAkAAAAAAAAA"}))
+    assert c["action"] == "no_double" and c["take"] is True and c["match_winning_chances"] is None
+    m = ok(client.get("/api/v1/cube", params={"position_id": START, "match_id": "cAkgAAAAAAAE"}))
+    assert m["match_winning_chances"] is not None
+    x = ok(client.get("/api/v1/cube", params={"xgid": "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:5:10"}))
+    assert x["cube_available"] is True and x["match_winning_chances"] is not None
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"position_id": START}, ("match_id",)),
+    ({"position_id": START, "match_id": "nonsense"}, ("match_id",)),
+    ({"xgid": "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:5:10", "match_id": "cAkAAAAAAAAA"},
+     ("leave out match_id",)),
+])
+def test_cube_bad_input(client, params, words):
+    refused(client.get("/api/v1/cube", params=params), 400, *words)
+
+
+def test_bot_metadata(client):
+    b = ok(client.get("/api/v1/bot"))
+    assert b["name"] == "bgnet-default" and b["encoding"] == "extended"
+    assert b["strength"]["pubeval"]["games"] > 0 and b["plies"] == [0, 1, 2]
+    assert b["games_trained"] > 0 and "path" not in b
+
+
+def test_openapi_page_lists_the_endpoints(client):
+    assert client.get("/docs").status_code == 200
+    spec = ok(client.get("/openapi.json"))
+    for path in ("/move", "/eval", "/api/v1/moves", "/api/v1/evaluate", "/api/v1/cube", "/api/v1/bot"):
+        assert path in spec["paths"]
+    names = {p["name"] for p in spec["paths"]["/move"]["get"]["parameters"]}
+    assert {"die1", "die2", "p0", "p25"} <= names
+
+
+def test_unknown_paths_methods_and_big_bodies_are_json(client):
+    refused(client.get("/api/v1/nothing"), 404, "/api/v1/nothing")
+    refused(client.post("/move"), 405, "POST")
+    refused(client.post("/api/v1/games", content=b"{" + b" " * 20000 + b"}",
+                        headers={"Content-Type": "application/json"}), 413, "limit")
+    refused(client.post("/api/v1/games", content=b"[1, 2]",
+                        headers={"Content-Type": "application/json"}), 400)
+
+
+def test_the_page_and_its_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "<svg id=\"board\"" in page.text
+    for name in ("board.js", "style.css", "favicon.svg"):
+        assert client.get(f"/static/{name}").status_code == 200
+    assert "http" not in client.get("/static/board.js").text.replace("http://www.w3.org", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# time and load limits
+
+
+def test_a_slow_bot_gets_504_and_the_server_stays_responsive():
+    from bgnet.bots.simple import RandomBot
+
+    class Slow(RandomBot):
+        def evaluate(self, boards):
+            time.sleep(0.5)
+            return np.full((len(np.asarray(boards).reshape(-1, 2, 25)), 5), 0.1)
+
+    app = create_app(Slow(1), timeout=0.1, warm=False)
+    with TestClient(app) as c:
+        refused(c.get("/api/v1/evaluate", params={"position_id": START}), 504, "limit")
+        t = time.perf_counter()
+        assert c.get("/health").status_code == 200
+        assert time.perf_counter() - t < 0.4
+
+
+def test_bot_service_refuses_calls_beyond_its_queue():
+    async def run():
+        service = BotService(object(), timeout=5, max_waiting=1)
+        first = asyncio.ensure_future(service.call(time.sleep, 0.3))
+        await asyncio.sleep(0.05)
+        with pytest.raises(Busy):
+            await service.call(time.sleep, 0)
+        await first
+        assert service.waiting == 0
+        await service.call(time.sleep, 0)  # free again
+        slow = BotService(object(), timeout=0.05)
+        with pytest.raises(TooSlow):
+            await slow.call(time.sleep, 0.3)
+
+    asyncio.run(run())
+
+
+# ---------------------------------------------------------------------------------------------
+# building a move by clicks
+
+
+def test_clicked_steps_build_a_legal_move():
+    b = start_position()
+    after, _ = generate(b, 3, 1)
+    steps = clickmove.add_hop(b, 3, 1, [], 8, 5, after)
+    assert clickmove.is_complete(b, steps, after) is None
+    steps = clickmove.add_hop(b, 3, 1, steps, 6, 5, after)
+    done = clickmove.is_complete(b, steps, after)
+    assert done is not None and position_id(done[::-1]) == "sGfwATDgc/ABMA"
+    # One click for a checker using both dice: 13 to 9 with 3-1.
+    two = clickmove.add_hop(b, 3, 1, [], 13, 9, after)
+    assert len(two) == 2 and clickmove.is_complete(b, two, after) is not None
+
+
+def test_clicked_steps_are_refused_in_the_terminals_words():
+    b = start_position()
+    after, _ = generate(b, 6, 5)
+    with pytest.raises(IllegalMoveError, match="point 19 is blocked"):
+        clickmove.add_hop(b, 6, 5, [], 24, 19, after)
+    with pytest.raises(IllegalMoveError, match="cannot move a checker 4 pips"):
+        clickmove.add_hop(b, 6, 5, [], 13, 9, after)
+    with pytest.raises(IllegalMoveError, match="no checker on point 20"):
+        clickmove.add_hop(b, 6, 5, [], 20, 15, after)
+    with pytest.raises(IllegalMoveError, match="wrong way"):
+        clickmove.add_hop(b, 6, 5, [], 8, 13, after)
+    on_bar = b.copy()
+    on_bar[1, 23], on_bar[1, 24] = 1, 1
+    a2, _ = generate(on_bar, 6, 5)
+    with pytest.raises(IllegalMoveError, match="from the bar first"):
+        clickmove.add_hop(on_bar, 6, 5, [], 13, 7, a2)
+
+
+def test_a_step_that_leaves_the_higher_die_unplayed_is_refused():
+    # x: one checker on 13, fourteen on 1; the opponent holds x's 2. With 6-5 either die can be
+    # played but not both (13/8/2 and 13/7/2 end on the blocked point): the 6 must be played.
+    b = np.zeros((2, 25), np.int8)
+    b[1, 12], b[1, 0] = 1, 14
+    b[0, 22], b[0, 0] = 2, 13
+    after, _ = generate(b, 6, 5)
+    assert len(after) == 1
+    with pytest.raises(IllegalMoveError, match="cannot be played"):
+        clickmove.add_hop(b, 6, 5, [], 13, 8, after)
+    steps = clickmove.add_hop(b, 6, 5, [], 13, 7, after)
+    assert clickmove.is_complete(b, steps, after) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# games on the page
+
+
+def new_game(client, **body):
+    return ok(client.post("/api/v1/games", json=body))
+
+
+def act(client, state, action, **body):
+    return ok(client.post(f"/api/v1/games/{state['id']}/{action}", json=body))
+
+
+def to_my_move(client, s):
+    while s["phase"] != "move" or s["turn"] != "you":
+        assert not s["game_over"]
+        s = act(client, s, "roll") if s["phase"] == "roll" else act(client, s, "take")
+    return s
+
+
+def test_a_clicked_move_is_shown_undone_and_confirmed(client):
+    s = to_my_move(client, new_game(client))
+    move = s["legal_moves"][0]
+    refused(client.post(f"/api/v1/games/{s['id']}/confirm", json={}), 400, "not finished")
+    first = act(client, s, "step", **{"from": move["steps"][0][0], "to": move["steps"][0][1]})
+    assert len(first["steps"]) == 1
+    assert (first["points"], first["bar"], first["off"]) != (s["points"], s["bar"], s["off"])
+    assert act(client, first, "undo")["steps"] == []
+    t = s
+    for a, b in move["steps"]:
+        t = act(client, t, "step", **{"from": a, "to": b})
+    assert t["complete"] is True
+    done = act(client, t, "confirm")
+    assert any(line.startswith("You play ") for line in done["log"])
+    assert done["log_count"] > s["log_count"]
+
+
+def test_an_illegal_typed_move_is_explained_and_changes_nothing(client):
+    s = to_my_move(client, new_game(client))
+    message = refused(client.post(f"/api/v1/games/{s['id']}/move", json={"move": "24/1"}), 400,
+                      "Illegal move:")
+    d1, d2 = s["dice"]
+    b = board_from_position_id(s["position_id"])
+    with pytest.raises(IllegalMoveError) as e:
+        parse_move("24/1", b, max(d1, d2), min(d1, d2))
+    assert str(e.value) in message  # the terminal's words
+    again = ok(client.get(f"/api/v1/games/{s['id']}"))
+    assert again["points"] == s["points"] and again["phase"] == "move"
+
+
+def test_a_whole_money_game_then_the_next_and_a_mat_file(client):
+    s = new_game(client, name="Ann")
+    for _ in range(400):
+        if s["game_over"]:
+            break
+        if s["phase"] == "roll":
+            s = act(client, s, "roll")
+        elif s["phase"] == "doubled":
+            s = act(client, s, "take")
+        else:
+            s = act(client, s, "move", move=s["legal_moves"][0]["notation"])
+    assert s["game_over"] and s["winner"] in ("you", "bot") and s["points_won"] >= 1
+    assert sum(s["score"].values()) == s["points_won"]
+    mat = client.get(f"/api/v1/games/{s['id']}/mat")
+    assert mat.status_code == 200 and "Game 1" in mat.text and "Ann" in mat.text
+    assert "attachment" in mat.headers["content-disposition"]
+    nxt = act(client, s, "new_game")
+    assert nxt["game_number"] == 2 and not nxt["game_over"]
+
+
+def test_resigning_a_one_point_match_ends_it(client):
+    s = new_game(client, match_length=1)
+    s = act(client, s, "resign", kind="backgammon")
+    assert s["game_over"] and s["match_over"] and s["winner"] == "bot"
+    assert s["score"]["bot"] >= 1
+    refused(client.post(f"/api/v1/games/{s['id']}/new_game", json={}), 400, "match is over")
+
+
+def test_doubling_turns_the_cube(client):
+    s = new_game(client, match_length=0)
+    for _ in range(60):
+        if s["may_double"]:
+            break
+        s = to_my_move(client, s)
+        s = act(client, s, "move", move=s["legal_moves"][0]["notation"])
+        if s["game_over"]:
+            s = act(client, s, "new_game")
+    assert s["may_double"]
+    d = act(client, s, "double")
+    assert (d["game_over"] and d["winner"] == "you") or \
+        (d["cube"] == {"value": 2, "owner": "bot"} and not d["may_double"])
+
+
+def test_hints_list_moves_with_equities(client):
+    s = to_my_move(client, new_game(client))
+    h = act(client, s, "hint")["hint"]
+    assert h["moves"] and h["by"] == "bgnet-default"
+    eqs = [m["equity"] for m in h["moves"]]
+    assert eqs == sorted(eqs, reverse=True)
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"match_length": -1}, ("match_length",)),
+    ({"match_length": "5"}, ("match_length",)),
+    ({"match_length": 99}, ("match_length",)),
+    ({"name": "a:b"}, ("name",)),
+    ({"colour": "red"}, ("unknown field colour",)),
+])
+def test_new_game_bad_input(client, body, words):
+    refused(client.post("/api/v1/games", json=body), 400, *words)
+
+
+def test_game_action_bad_input(client):
+    s = to_my_move(client, new_game(client))  # the person's move, whatever the dice
+    gid = s["id"]
+    refused(client.post(f"/api/v1/games/{gid}/fly", json={}), 404, "fly")
+    refused(client.post("/api/v1/games/nosuchgame/roll", json={}), 404, "nosuchgame")
+    refused(client.post(f"/api/v1/games/{gid}/step", json={"from": "a", "to": 3}), 400, "step")
+    refused(client.post(f"/api/v1/games/{gid}/move", json={}), 400, "move")
+    refused(client.post(f"/api/v1/games/{gid}/resign", json={"kind": "all"}), 400, "resign")
+    refused(client.post(f"/api/v1/games/{gid}/roll", json={}), 400, "start of your turn")
+    refused(client.post(f"/api/v1/games/{gid}/take", json={}), 400, "no double")
+
+
+class LastMoveBot(Bot):
+    """Plays the last legal move the generator lists: rarely the best, always the same."""
+
+    name = "last"
+
+    def choose_move(self, board, d1, d2):
+        after, _ = generate(board, d1, d2)
+        return after[-1] if len(after) else board
+
+
+def test_a_bot_that_only_chooses_moves_puts_its_choice_first():
+    from bgnet.play.web.loadtest import _apply, check_answer, random_positions, wildbg_query
+
+    with TestClient(create_app(LastMoveBot(), warm=False)) as c:
+        for board, d1, d2 in random_positions(8, seed=2):
+            data = ok(c.get(f"/move?{wildbg_query(board, d1, d2)}"))
+            assert check_answer(board, d1, d2, data, ordered=False) is None
+            after, _ = generate(board, d1, d2)
+            if len(after):
+                assert _apply(board, data["moves"][0]["play"]) == after[-1].tobytes()
+        refused(c.get("/api/v1/moves", params={"position_id": START, "dice": "31", "ply": 1}),
+                400, "fixed depth")
+
+
+@pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("::1", True),
+                                            ("localhost", True), ("0.0.0.0", False),
+                                            ("192.168.1.5", False)])
+def test_only_loopback_hosts_pass_without_a_warning(host, loopback):
+    from bgnet.play.web.cli import check_host
+
+    assert check_host(host) is loopback
+
+
+def test_several_people_play_at_once_each_in_their_own_game(client):
+    a, b = new_game(client, name="Ann"), new_game(client, name="Bob", match_length=3)
+    assert a["id"] != b["id"]
+    b_before = ok(client.get(f"/api/v1/games/{b['id']}"))
+    a = to_my_move(client, a)
+    act(client, a, "move", move=a["legal_moves"][0]["notation"])
+    b_after = ok(client.get(f"/api/v1/games/{b['id']}"))
+    assert b_after == b_before and b_after["names"]["you"] == "Bob" and b_after["match_length"] == 3
+
+
+def test_old_games_are_dropped_past_the_limit():
+    from bgnet.bots.simple import RandomBot
+
+    with TestClient(create_app(RandomBot(1), max_games=2, warm=False)) as c:
+        first = new_game(c)
+        new_game(c)
+        new_game(c)
+        refused(c.get(f"/api/v1/games/{first['id']}"), 404, "start a new one")
+
+
+def test_a_fault_of_the_server_is_one_json_line_without_a_traceback():
+    class Broken(LastMoveBot):
+        def evaluate(self, boards):
+            raise RuntimeError("secret internals")
+
+    app = create_app(Broken(), warm=False)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        resp = c.get("/api/v1/evaluate", params={"position_id": START})
+        assert resp.status_code == 500
+        assert "RuntimeError" in resp.json()["message"] and "secret" not in resp.text
