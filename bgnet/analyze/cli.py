@@ -232,3 +232,66 @@ def format_rollout(r) -> str:
         lines.append(row)
     lines.append(f"{r.trials_per_second:.0f} trials/s ({r.seconds:.1f} s); standard errors of the means")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# bgnet analyze
+
+
+def analyze_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bgnet analyze",
+                description="Judge every checker play and cube decision of a match or money session "
+                            "(.mat) with a bot: errors, luck, per-player error rates and ratings.")
+    p.add_argument("file", metavar="FILE.mat", help="a .mat file as bgnet or GNU Backgammon writes it")
+    p.add_argument("--bot", help=BOT_HELP.replace("plays", "judges"))
+    p.add_argument("--ply", type=int, help="search depth of the judge")
+    p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule")
+    p.add_argument("--top", type=int, default=10, help="list this many biggest mistakes (default 10)")
+    p.add_argument("--json", metavar="PATH", help="write the whole analysis to this JSON file")
+    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report to this file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def analyze_main(argv: list[str]) -> int:
+    try:
+        return _analyze(argv)
+    except UserError as e:
+        return _report("bgnet analyze", e)
+
+
+def _analyze(argv: list[str]) -> int:
+    import os
+
+    from bgnet.analyze.analysis import Judge, analyse_file, format_summary
+
+    a = analyze_parser().parse_args(argv)
+    if a.top < 0:
+        raise BadArgument(f"--top must be 0 or more; got {a.top}")
+    _check_out_path(a.json, "--json")
+    _check_out_path(a.html, "--html")
+    if not os.path.exists(a.file):
+        raise BadInputFile(f"no such file: {a.file!r}")
+    spec = bot_spec(a.bot, a.ply)
+    bot = load(spec)
+    try:
+        judge = Judge(bot, a.ply)
+    except ValueError as e:
+        raise BadArgument(str(e)) from None
+    try:
+        result = analyse_file(a.file, judge, progress=not a.quiet, jacoby=a.jacoby)
+    finally:
+        bot.close()
+    result.bot = spec
+    print(format_summary(result, a.top))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result.to_dict(a.top), f, indent=1)
+            f.write("\n")
+        print(f"written to {a.json}")
+    if a.html:
+        from bgnet.analyze.report import write_html
+
+        write_html(result, a.html)
+        print(f"written to {a.html}")
+    return 0
