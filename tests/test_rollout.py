@@ -207,3 +207,13 @@ def test_rollout_command_refuses_bad_arguments(argv, code, words, capsys):
     assert main(["rollout", *argv, "--quiet"]) == code
     err = capsys.readouterr().err.strip()
     assert err.startswith("bgnet rollout: error:") and words in err and "\n" not in err
+
+
+def test_a_move_that_wins_at_once_is_worth_its_result(bot):
+    b = np.zeros((2, 25), np.int8)
+    b[1, 0] = 2   # two on the 1-point: 21 bears both off
+    b[0, 12] = 15  # the opponent has borne off none, none in my home board: a gammon
+    r = rollout_moves(bot, b, 2, 1, RolloutSettings(trials=12), top=3, cube=None)
+    best = r.results[0]
+    assert best.equity == pytest.approx(2.0) and best.equity_se == 0.0
+    assert best.probabilities == pytest.approx([1.0, 1.0, 0.0, 0.0, 0.0])

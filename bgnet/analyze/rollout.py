@@ -251,6 +251,17 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
         if on_done is not None:
             on_done(len(idx))
 
+    # A root whose side not on roll has borne off everything is a finished game (a candidate move
+    # that wins at once): the root's player has lost it.
+    over = game_results(np.ascontiguousarray(board[:, ::-1]))
+    if (over > 0).any():
+        idx = np.flatnonzero(over > 0)
+        if cube is not None:
+            for i in idx:
+                pts = _game_points(int(over[i]), int(cube_val[i]), int(owner[i]), cube.ctx)
+                _set_cubeful(i, 1 - root_player, pts, root_player, cube, cubeful)
+        finish(idx, flip(terminal_probs_batch(over[idx]).astype(np.float64)))
+
     while live.any():
         act = np.flatnonzero(live)
         if int(ply[act].max()) >= MAX_PLIES:
