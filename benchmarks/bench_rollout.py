@@ -29,11 +29,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bgnet.analyze.rollout import (ROLL_WEIGHTS, ROLLS, DiceStreams, RolloutSettings,  # noqa: E402
-                                   run_trials)
-from bgnet.engine import board_from_position_id  # noqa: E402
-from bgnet.engine.sampling import play_steps  # noqa: E402
-from bgnet.nn.probs import flip  # noqa: E402
+from bgnet.analyze.rollout import (
+    ROLL_WEIGHTS,
+    ROLLS,
+    DiceStreams,
+    RolloutSettings,
+    run_trials,
+)
+from bgnet.engine import board_from_position_id
+from bgnet.engine.sampling import play_steps
+from bgnet.nn.probs import flip
 
 # A middle-game contact position (after 31: 8/5 6/5, 64: 24/18 13/9, with the first player on
 # roll): long games, as rollouts mostly are.

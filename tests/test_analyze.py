@@ -11,7 +11,14 @@ import subprocess
 import numpy as np
 import pytest
 
-from bgnet.analyze.analysis import Judge, analyse_file, analyse_record, luck_mark, mark, rating
+from bgnet.analyze.analysis import (
+    Judge,
+    analyse_file,
+    analyse_record,
+    luck_mark,
+    mark,
+    rating,
+)
 from bgnet.bots import default_bot_path, load_bot
 
 GNUBG_PROGRAM = "/usr/games/gnubg"
@@ -62,8 +69,7 @@ def test_a_bot_makes_no_checker_error_by_its_own_judgement(tmp_path, bot):
 def test_cube_actions_are_judged(bot):
     """A money game with a double and a take, then one with a double and a drop: each answer
     and each double is one decision of the right player."""
-    from bgnet.engine.game import Match
-    from bgnet.engine.game import play_random_game
+    from bgnet.engine.game import Match, play_random_game
 
     m = Match(0, seed=5, max_games=3)
     for _ in range(3):
@@ -160,7 +166,7 @@ def _gnubg_checker_rates(path: str) -> list[float]:
                         "set analysis cubedecision evaluation plies 0",
                         f"import mat {path}", "analyse match", "show statistics match", ""])
     out = subprocess.run([GNUBG_PROGRAM, "-t", "-q"], input=script, capture_output=True, text=True,
-                         timeout=600).stdout
+                         timeout=600, check=True).stdout
     chequer = out.split("Chequerplay statistics", 1)[1].split("Luck statistics", 1)[0]
     line = next(x for x in chequer.splitlines() if x.startswith("Error rate mEMG"))
     nums = re.findall(r"-?\d+\.\d+", line)

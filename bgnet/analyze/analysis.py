@@ -357,7 +357,7 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
             if act.kind in ("double", "move") and not first_move and not doubled:
                 ctx = _ctx(record, game, cube, owner, p)
                 if ctx.may_double(p):
-                    d, probs = _cube_equities(judge, board, ctx)
+                    d, _ = _cube_equities(judge, board, ctx)
                     _graph_point(graph, len(decisions), game, ctx, d, p, record)
                     dec = _cube_decision(d, act.kind == "double", game.number, number, p, board, ctx)
                     decisions.append(dec)

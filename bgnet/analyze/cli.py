@@ -161,7 +161,12 @@ def _check_out_path(path: str | None, option: str) -> None:
 
 
 def _rollout(argv: list[str]) -> int:
-    from bgnet.analyze.rollout import CubeSetup, RolloutSettings, rollout_moves, rollout_position
+    from bgnet.analyze.rollout import (
+        CubeSetup,
+        RolloutSettings,
+        rollout_moves,
+        rollout_position,
+    )
     from bgnet.engine.notation import IllegalMoveError
 
     a = rollout_parser().parse_args(argv)

@@ -29,8 +29,8 @@ def _x_of(point: int) -> float:
 def board_svg(board, caption: str = "") -> str:
     """An SVG diagram of ``board`` (bgnet layout, the side on roll in ``board[1]`` drawn dark)."""
     b = np.asarray(board, np.int64)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-             f'viewBox="0 0 {_W} {_H}" role="img" aria-label="{html.escape(caption)}">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
+              f'viewBox="0 0 {_W} {_H}" role="img" aria-label="{html.escape(caption)}">'),
              f'<rect x="0" y="0" width="{_W}" height="{_H}" fill="#2f5d3a"/>',
              f'<rect x="10" y="10" width="{12 * _PT + _BAR}" height="180" fill="#e8dcb5"/>',
              f'<rect x="{10 + 6 * _PT}" y="10" width="{_BAR}" height="180" fill="#8a6d3b"/>']
@@ -81,11 +81,11 @@ def graph_svg(a: Analysis, width: int = 900, height: int = 260) -> str:
     match = bool(a.match_length)
     name = html.escape(a.players[0].name)
     what = "match winning chances" if match else "cubeful equity (points)"
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{name}: {what}">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'viewBox="0 0 {width} {height}" role="img" aria-label="{name}: {what}">'),
              f'<rect width="{width}" height="{height}" fill="#fff" stroke="#999"/>']
     if not pts:
-        parts.append(f'<text x="20" y="40" font-size="12">no cube decision to plot</text></svg>')
+        parts.append('<text x="20" y="40" font-size="12">no cube decision to plot</text></svg>')
         return "".join(parts)
     vals = np.array([v for _, _, v in pts], np.float64)
     lo, hi = (0.0, 1.0) if match else (min(-1.0, float(vals.min())), max(1.0, float(vals.max())))
@@ -121,7 +121,7 @@ def _summary_table(a: Analysis) -> str:
     def row(label, f):
         return f"<tr><th>{html.escape(label)}</th><td>{html.escape(str(f(p0)))}</td><td>{html.escape(str(f(p1)))}</td></tr>"
 
-    marks = lambda m: f"{m['doubtful']} / {m['error']} / {m['blunder']}"  # noqa: E731
+    marks = lambda m: f"{m['doubtful']} / {m['error']} / {m['blunder']}"
     rows = [
         row("Unforced moves", lambda p: p.unforced_moves),
         row("Checker play: doubtful / error / blunder", lambda p: marks(p.checker_marks)),

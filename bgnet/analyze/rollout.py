@@ -71,7 +71,7 @@ class RolloutSettings:
     bearoff: bool = True
     cubeful: bool = False
 
-    def check(self) -> "RolloutSettings":
+    def check(self) -> RolloutSettings:
         if isinstance(self.trials, bool) or int(self.trials) < 1:
             raise ValueError(f"a rollout needs at least one trial; got trials={self.trials!r}")
         if self.truncate is not None and int(self.truncate) < 0:
