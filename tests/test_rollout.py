@@ -225,3 +225,22 @@ def test_a_move_that_wins_at_once_is_worth_its_result(bot):
     best = r.results[0]
     assert best.equity == pytest.approx(2.0) and best.equity_se == 0.0
     assert best.probabilities == pytest.approx([1.0, 1.0, 0.0, 0.0, 0.0])
+
+
+def test_match_rollout_reports_match_winning_chances(bot):
+    """At 4-away 2-away the player on roll has about a third of the match; the cubeful equity
+    is the MWC in normalised terms, and the candidates' differences are cubeful."""
+    from bgnet.analyze.rollout import CubeSetup
+    from bgnet.cube.cubeful import MatchScore
+    from bgnet.cube.met import load_met
+    from bgnet.engine.state import MatchContext
+
+    ctx = MatchContext(match_length=7, score=(3, 5), player_on_roll=0, turn=0)
+    r = rollout_position(bot, start_position(), RolloutSettings(trials=36, truncate=3),
+                         CubeSetup(ctx)).results[0]
+    assert 0.25 < r.mwc < 0.45 and r.mwc_se > 0
+    score = MatchScore(4, 2, False, load_met())
+    assert r.cubeful_equity == pytest.approx(score.to_equity(r.mwc, 1))
+    moves = rollout_moves(bot, start_position(), 3, 1, RolloutSettings(trials=36, truncate=2),
+                          top=2, cube=CubeSetup(ctx)).results
+    assert moves[1].diff == pytest.approx(moves[1].cubeful_equity - moves[0].cubeful_equity)

@@ -440,9 +440,9 @@ def _cube_stop(idx, probs_mover, board, mine, cube_val, owner, root_player, cube
 @dataclass
 class RolloutResult:
     """One root's rollout, from its player's view (see the module docstring). ``*_se`` are
-    standard errors of the means; ``diff`` and ``diff_se`` (candidate moves only): cubeless
-    equity minus the best candidate's, and the standard error of that difference, measured trial
-    by trial on the shared dice."""
+    standard errors of the means; ``diff`` and ``diff_se`` (candidate moves only): equity (cubeful
+    in a cubeful rollout, else cubeless) minus the best candidate's, and the standard error of that
+    difference, measured trial by trial on the shared dice."""
 
     position_id: str
     probabilities: list
@@ -460,6 +460,7 @@ class RolloutResult:
     diff: float | None = None
     diff_se: float | None = None
     _eq_trials: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _cf_trials: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
@@ -493,6 +494,7 @@ def summarize(outcomes: TrialOutcomes, r: int, cube: CubeSetup | None, flip_view
         if ctx.is_money:
             c = -c if flip_view else c
             res.cubeful_equity, res.cubeful_equity_se = float(c.mean()), _se(c)
+            res._cf_trials = c
         else:
             c = 1.0 - c if flip_view else c
             player = ctx.player_on_roll if not flip_view else 1 - ctx.player_on_roll
@@ -501,6 +503,7 @@ def summarize(outcomes: TrialOutcomes, r: int, cube: CubeSetup | None, flip_view
             hi, lo = score.win(ctx.cube_value), score.lose(ctx.cube_value)
             res.cubeful_equity = score.to_equity(res.mwc, ctx.cube_value)
             res.cubeful_equity_se = 2.0 * res.mwc_se / (hi - lo) if hi > lo else 0.0
+            res._cf_trials = (2.0 * c - hi - lo) / (hi - lo) if hi > lo else np.zeros_like(c)
     return res
 
 
@@ -701,7 +704,8 @@ def rollout_moves(bot: Bot, board, d1: int, d2: int, settings: RolloutSettings =
     results.sort(key=lambda x: -(x.cubeful_equity if x.cubeful_equity is not None else x.equity))
     best = results[0]
     for res in results:
-        d = res._eq_trials - best._eq_trials
+        d = (res._cf_trials - best._cf_trials if res._cf_trials is not None
+             else res._eq_trials - best._eq_trials)
         res.diff, res.diff_se = float(d.mean()), _se(d) if res is not best else 0.0
     return Rollout(_bot_name(bot, spec), settings, results, seconds, dice=(int(d1), int(d2)),
                    luck_evaluator=_luck_name(bot, settings))
