@@ -244,3 +244,84 @@ def test_match_rollout_reports_match_winning_chances(bot):
     moves = rollout_moves(bot, start_position(), 3, 1, RolloutSettings(trials=36, truncate=2),
                           top=2, cube=CubeSetup(ctx)).results
     assert moves[1].diff == pytest.approx(moves[1].cubeful_equity - moves[0].cubeful_equity)
+
+
+# ---------------------------------------------------------------------------------------------
+# against GNU Backgammon's own rollouts
+
+GNUBG_PROGRAM = "/usr/games/gnubg"
+
+
+def _sgf_points(text: str) -> int:
+    """Points won by the side that moved first in one game of GNU Backgammon's rollout log (SGF:
+    points a..x, 'y' the bar, 'z' off; White counts its points from 'a', Black from 'x')."""
+    import re
+
+    sides = {"W": np.zeros(26, int), "B": np.zeros(26, int)}  # own point 1..24, 25 = bar
+
+    def point(who: str, c: str) -> int:
+        if c == "y":
+            return 25
+        if c == "z":
+            return 0
+        return ord(c) - 96 if who == "W" else 24 - (ord(c) - 97)
+
+    for who in "WB":
+        for group in re.findall(rf"A{who}((?:\[[a-x]\])+)", text):
+            for c in re.findall(r"\[([a-x])\]", group):
+                sides[who][point(who, c)] += 1
+    moves = re.findall(r";([BW])\[(\d\d[a-z]*)\]", text)
+    for who, mv in moves:
+        me, opp = sides[who], sides["B" if who == "W" else "W"]
+        for k in range(2, len(mv), 2):
+            src, dst = point(who, mv[k]), point(who, mv[k + 1])
+            me[src] -= 1
+            if dst:
+                me[dst] += 1
+                if opp[25 - dst] == 1:
+                    opp[25 - dst], opp[25] = 0, opp[25] + 1
+    first, last = moves[0][0], moves[-1][0]
+    winner, loser = sides[last], sides["B" if last == "W" else "W"]
+    assert winner[1:].sum() == 0, "a logged game that did not end"
+    pts = 1
+    if loser[1:].sum() == 15:
+        pts = 3 if loser[19:26].sum() > 0 else 2
+    return pts if last == first else -pts
+
+
+def gnubg_rollout(position: str, trials: int, seed: int, folder) -> np.ndarray:
+    """Points per trial of GNU Backgammon's own cubeless 0-ply rollout of ``position`` (played to
+    the end, no variance reduction), read back from its rollout log."""
+    import subprocess
+
+    script = "\n".join([
+        "set automatic roll off", "set jacoby off", "new session", f"set rollout trials {trials}",
+        "set rollout cubeful off", "set rollout varredn off", f"set rollout seed {seed}",
+        "set rollout chequerplay plies 0", "set rollout later chequerplay plies 0",
+        "set rollout truncation enable off", "set rollout bearofftruncation exact off",
+        "set rollout bearofftruncation onesided off", "set rollout log on",
+        f"set rollout logfile {folder}/trial", f"set board {position}", "rollout", ""])
+    subprocess.run([GNUBG_PROGRAM, "-t", "-q"], input=script, capture_output=True, text=True,
+                   timeout=600, check=True)
+    files = sorted(folder.glob("trial-*.sgf"))
+    assert len(files) == trials
+    return np.array([_sgf_points(f.read_text()) for f in files], float)
+
+
+@pytest.mark.slow
+@pytest.mark.gnubg
+@pytest.mark.skipif(not __import__("os").path.exists(GNUBG_PROGRAM), reason="needs the GNU Backgammon program")
+@pytest.mark.parametrize("position", ["4HPwATDgc/ABMA", "sGfwATDgc/ABMA", "4DnyADLgc/ABMA"])
+def test_gnubg_bot_rollout_agrees_with_gnu_backgammons_own(position, tmp_path):
+    """bgnet's rollout with gnubg:0 playing and GNU Backgammon's own 0-ply rollout of the same
+    position, as many trials each, agree within the two runs' combined standard errors."""
+    pytest.importorskip("gnubg_nn")
+    from bgnet.engine import board_from_position_id
+
+    trials = 576
+    theirs = gnubg_rollout(position, trials, seed=5, folder=tmp_path)
+    ours = rollout_position(load_bot("gnubg:0"), board_from_position_id(position),
+                            RolloutSettings(trials=trials, seed=5, luck=False)).results[0]
+    se_theirs = theirs.std(ddof=1) / np.sqrt(trials)
+    z = (ours.equity - theirs.mean()) / np.hypot(ours.equity_se, se_theirs)
+    assert abs(z) < 3, (ours.equity, ours.equity_se, theirs.mean(), se_theirs)
