@@ -87,6 +87,18 @@ def _cmd_serve_external(argv: list[str]) -> int:
     return serve_main(argv)
 
 
+def _cmd_rollout(argv: list[str]) -> int:
+    from bgnet.analyze.cli import rollout_main
+
+    return rollout_main(argv)
+
+
+def _cmd_analyze(argv: list[str]) -> int:
+    from bgnet.analyze.cli import analyze_main
+
+    return analyze_main(argv)
+
+
 COMMANDS = {
     "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
@@ -97,6 +109,8 @@ COMMANDS = {
     "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
     "serve": (_cmd_serve, "play a bot in the browser and query it over HTTP (--bot, --port; wildbg's /move)"),
     "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
+    "rollout": (_cmd_rollout, "roll out a position or the candidate moves of a roll (--trials N)"),
+    "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
 }
 
 # ---------------------------------------------------------------------------------------------

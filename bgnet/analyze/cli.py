@@ -1,0 +1,302 @@
+"""Command lines ``bgnet rollout`` and ``bgnet analyze``.
+
+A person's mistake ends the command with one line, ``bgnet VERB: error: MESSAGE``, and the exit
+code of its kind (:mod:`bgnet.errors`): 2 for a bad argument, 3 for an input file that cannot be
+used.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bgnet.errors import BadArgument, BadInputFile, UserError
+
+BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
+            "PATH@PLY), or gnubg:N, pubeval, random")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises BadArgument instead of printing usage, so every error is one line."""
+
+    def error(self, message):
+        raise BadArgument(message)
+
+
+def _report(prog: str, err: Exception) -> int:
+    print(f"{prog}: error: {err}", file=sys.stderr)
+    return getattr(err, "exit_code", 2)
+
+
+def bot_spec(spec: str | None, ply: int | None) -> str:
+    """The bot spec with ``--ply`` applied: ``gnubg:PLY`` or ``PATH@PLY``."""
+    from bgnet.bots import default_bot_path
+
+    if spec is None:
+        path = default_bot_path()
+        if path is None:
+            raise BadArgument("no bot is installed (checkpoints/bgnet-default.onnx): give one with --bot")
+        spec = str(path)
+    if ply is None:
+        return spec
+    if ply < 0:
+        raise BadArgument(f"--ply must be 0 or more; got {ply}")
+    low = spec.lower()
+    if low == "gnubg" or low.startswith("gnubg:"):
+        return f"gnubg:{ply}"
+    if low in ("pubeval",) or low.startswith("random"):
+        raise BadArgument(f"{spec} has no search depth; --ply applies to net bots and gnubg")
+    return f"{spec.rpartition('@')[0] if '@' in spec and spec.rpartition('@')[2].isdigit() else spec}@{ply}"
+
+
+def load(spec: str):
+    """The bot of a spec; a spec that names nothing usable is a bad argument."""
+    from bgnet.bots import load_bot
+
+    try:
+        return load_bot(spec)
+    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
+        raise BadArgument(str(e)) from None
+
+
+def parse_dice(text: str) -> tuple[int, int]:
+    digits = [c for c in text if c.isdigit()]
+    if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(text.strip()) > 3:
+        raise BadArgument(f"dice are two numbers from 1 to 6, e.g. 31 or 3-1; got {text!r}")
+    return int(digits[0]), int(digits[1])
+
+
+def parse_position(text: str, match_id: str | None):
+    """(board, MatchContext or None) of a Position ID, ``POSITIONID:MATCHID`` or an XGID."""
+    from bgnet.engine import board_from_position_id
+    from bgnet.formats.match_id import match_context_from_id
+    from bgnet.formats.xgid import board_and_context_from_xgid
+
+    text = text.strip()
+    try:
+        if text.upper().startswith("XGID=") or text.count(":") >= 5:
+            if match_id:
+                raise BadArgument("an XGID carries its own cube and score: give no Match ID with it")
+            return board_and_context_from_xgid(text)
+        if ":" in text:
+            text, _, mid = text.partition(":")
+            if match_id and mid != match_id:
+                raise BadArgument("two different Match IDs given")
+            match_id = mid
+        board = board_from_position_id(text)
+        ctx = match_context_from_id(match_id) if match_id else None
+    except UserError:
+        raise
+    except ValueError as e:
+        raise BadArgument(str(e)) from None
+    return board, ctx
+
+
+# ---------------------------------------------------------------------------------------------
+# bgnet rollout
+
+
+def rollout_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bgnet rollout",
+                description="Roll out a position before the roll, or the candidate moves of a roll, "
+                            "with variance reduction (cycled first rolls, luck correction).")
+    p.add_argument("position", help="GNU Backgammon Position ID, POSITIONID:MATCHID, or an XGID")
+    p.add_argument("dice", nargs="?", help="the roll, e.g. 31: roll out the candidate moves")
+    p.add_argument("--match-id", help="GNU Backgammon Match ID (cube, score, Crawford): cubeful rollout")
+    p.add_argument("--bot", help=BOT_HELP)
+    p.add_argument("--ply", type=int, help="search depth of the bot that plays the trials")
+    p.add_argument("--trials", type=int, default=1296, help="trials per position (default 1296)")
+    p.add_argument("--truncate", type=int, metavar="P",
+                   help="stop each trial after P plies and use the bot's evaluation")
+    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="share the trials among this many processes (same result)")
+    p.add_argument("--cubeful", action="store_true",
+                   help="play the cube in the trials (money play without a Match ID)")
+    p.add_argument("--top", type=int, default=5, help="with DICE: the N best moves at 0-ply (default 5)")
+    p.add_argument("--move", action="append", metavar="MOVE",
+                   help="with DICE: a move to roll out, e.g. '8/5 6/5' (repeatable; replaces --top)")
+    p.add_argument("--no-luck", action="store_true", help="no luck correction")
+    p.add_argument("--no-cycle", action="store_true", help="random first rolls instead of cycled ones")
+    p.add_argument("--no-bearoff", action="store_true",
+                   help="play bear-offs out instead of using the exact database")
+    p.add_argument("--json", metavar="PATH", help="also write the result to this JSON file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def rollout_main(argv: list[str]) -> int:
+    try:
+        return _rollout(argv)
+    except UserError as e:
+        return _report("bgnet rollout", e)
+
+
+def _check_rollout_args(a) -> None:
+    if a.trials < 1:
+        raise BadArgument(f"--trials must be at least 1; got {a.trials}")
+    if a.truncate is not None and a.truncate < 0:
+        raise BadArgument(f"--truncate must be 0 or more plies; got {a.truncate}")
+    if a.seed < 0:
+        raise BadArgument(f"--seed must be 0 or more; got {a.seed}")
+    if a.workers < 1:
+        raise BadArgument(f"--workers must be at least 1; got {a.workers}")
+    if a.top < 1:
+        raise BadArgument(f"--top must be at least 1; got {a.top}")
+    if a.move and not a.dice:
+        raise BadArgument("--move names moves of a roll: give the DICE too")
+    _check_out_path(a.json, "--json")
+
+
+def _check_out_path(path: str | None, option: str) -> None:
+    import os
+
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise BadArgument(f"{option} {path!r} is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise BadArgument(f"{option} {path!r}: the folder {folder!r} does not exist")
+
+
+def _rollout(argv: list[str]) -> int:
+    from bgnet.analyze.rollout import (
+        CubeSetup,
+        RolloutSettings,
+        rollout_moves,
+        rollout_position,
+    )
+    from bgnet.engine.notation import IllegalMoveError
+
+    a = rollout_parser().parse_args(argv)
+    _check_rollout_args(a)
+    board, ctx = parse_position(a.position, a.match_id)
+    dice = parse_dice(a.dice) if a.dice else None
+    if dice is None and ctx is not None and ctx.dice != (0, 0):
+        dice = tuple(ctx.dice)
+    spec = bot_spec(a.bot, a.ply)
+    bot = load(spec)
+    settings = RolloutSettings(trials=a.trials, truncate=a.truncate, seed=a.seed, cycle=not a.no_cycle,
+                               luck=not a.no_luck, bearoff=not a.no_bearoff, cubeful=a.cubeful)
+    cube = None
+    if ctx is not None:
+        if not ctx.is_money and min(ctx.away(0), ctx.away(1)) < 1:
+            raise BadArgument(f"the Match ID's score {ctx.score} has already won the match")
+        cube = CubeSetup(ctx.replace(dice=(0, 0)))
+    try:
+        if dice is None:
+            result = rollout_position(bot, board, settings, cube, a.workers, spec, not a.quiet)
+        else:
+            result = rollout_moves(bot, board, dice[0], dice[1], settings, a.top, a.move, cube,
+                                   a.workers, spec, not a.quiet)
+    except IllegalMoveError as e:
+        raise BadArgument(str(e)) from None
+    finally:
+        bot.close()
+    if ctx is not None:
+        from bgnet.formats.match_id import match_id
+
+        result.match_id = match_id(ctx)
+    print(format_rollout(result))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result.to_dict(), f, indent=2)
+            f.write("\n")
+        print(f"written to {a.json}")
+    return 0
+
+
+def format_rollout(r) -> str:
+    """The rollout as a few lines of text."""
+    s = r.settings
+    head = (f"rollout by {r.bot}: {s.trials} trials, seed {s.seed}"
+            + (f", truncated at {s.truncate} plies" if s.truncate is not None else "")
+            + (", cycled first rolls" if s.cycle else "") + (", luck correction" if s.luck else "")
+            + (", cubeful" if s.cubeful else ""))
+    lines = [head]
+    if r.dice:
+        lines.append(f"{r.results[0].position_id} to play {r.dice[0]}{r.dice[1]}"
+                     + (f", Match ID {r.match_id}" if r.match_id else ""))
+    else:
+        lines.append(f"position {r.results[0].position_id}" + (f", Match ID {r.match_id}" if r.match_id else ""))
+    lines.append(f"{'':24s}{'win':>7s} {'w.g':>6s} {'w.bg':>6s} {'l.g':>6s} {'l.bg':>6s}   "
+                 f"{'equity':>16s}" + (f"   {'cubeful':>16s}" if s.cubeful else "")
+                 + ("   diff" if r.dice else ""))
+    for x in r.results:
+        name = (x.move or "before the roll")[:22]
+        p = x.probabilities
+        row = (f"{name:<24s}{p[0]:7.3f} {p[1]:6.3f} {p[2]:6.3f} {p[3]:6.3f} {p[4]:6.3f}   "
+               f"{x.equity:+7.3f} ± {x.equity_se:.3f}")
+        if s.cubeful:
+            row += f"   {x.cubeful_equity:+7.3f} ± {x.cubeful_equity_se:.3f}"
+            if x.mwc is not None:
+                row += f" (MWC {100 * x.mwc:.1f} %)"
+        if r.dice:
+            row += f"   {x.diff:+.3f} ± {x.diff_se:.3f}"
+        lines.append(row)
+    lines.append(f"{r.trials_per_second:.0f} trials/s ({r.seconds:.1f} s); standard errors of the means")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# bgnet analyze
+
+
+def analyze_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bgnet analyze",
+                description="Judge every checker play and cube decision of a match or money session "
+                            "(.mat) with a bot: errors, luck, per-player error rates and ratings.")
+    p.add_argument("file", metavar="FILE.mat", help="a .mat file as bgnet or GNU Backgammon writes it")
+    p.add_argument("--bot", help=BOT_HELP.replace("plays", "judges"))
+    p.add_argument("--ply", type=int, help="search depth of the judge")
+    p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule")
+    p.add_argument("--top", type=int, default=10, help="list this many biggest mistakes (default 10)")
+    p.add_argument("--json", metavar="PATH", help="write the whole analysis to this JSON file")
+    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report to this file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def analyze_main(argv: list[str]) -> int:
+    try:
+        return _analyze(argv)
+    except UserError as e:
+        return _report("bgnet analyze", e)
+
+
+def _analyze(argv: list[str]) -> int:
+    import os
+
+    from bgnet.analyze.analysis import Judge, analyse_file, format_summary
+
+    a = analyze_parser().parse_args(argv)
+    if a.top < 0:
+        raise BadArgument(f"--top must be 0 or more; got {a.top}")
+    _check_out_path(a.json, "--json")
+    _check_out_path(a.html, "--html")
+    if not os.path.exists(a.file):
+        raise BadInputFile(f"no such file: {a.file!r}")
+    spec = bot_spec(a.bot, a.ply)
+    bot = load(spec)
+    try:
+        judge = Judge(bot, a.ply)
+    except ValueError as e:
+        raise BadArgument(str(e)) from None
+    try:
+        result = analyse_file(a.file, judge, progress=not a.quiet, jacoby=a.jacoby)
+    finally:
+        bot.close()
+    result.bot = spec
+    print(format_summary(result, a.top))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result.to_dict(a.top), f, indent=1)
+            f.write("\n")
+        print(f"written to {a.json}")
+    if a.html:
+        from bgnet.analyze.report import write_html
+
+        write_html(result, a.html)
+        print(f"written to {a.html}")
+    return 0
