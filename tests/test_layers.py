@@ -21,7 +21,7 @@ LAYERS = [
     {"nn", "cube", "bearoff"},
     {"bots"},
     {"arguments"},
-    {"train", "evaluate", "play", "export"},
+    {"train", "evaluate", "play", "export", "analyze"},
     {"cli"},
     {"bgnet"},
 ]
