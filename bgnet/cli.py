@@ -81,6 +81,24 @@ def _cmd_serve_external(argv: list[str]) -> int:
     return serve_main(argv)
 
 
+def _cmd_widen(argv: list[str]) -> int:
+    from bgnet.train.surgery import widen_main
+
+    return widen_main(argv)
+
+
+def _cmd_deepen(argv: list[str]) -> int:
+    from bgnet.train.surgery import deepen_main
+
+    return deepen_main(argv)
+
+
+def _cmd_plot(argv: list[str]) -> int:
+    from bgnet.train.curves import plot_main
+
+    return plot_main(argv)
+
+
 COMMANDS = {
     "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
@@ -90,6 +108,9 @@ COMMANDS = {
     "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
     "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
     "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
+    "widen": (_cmd_widen, "widen a checkpoint's hidden layer, same function, to train on (--contact N)"),
+    "deepen": (_cmd_deepen, "insert an identity hidden layer into a checkpoint to train on (--after K)"),
+    "plot": (_cmd_plot, "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }
 
 # ---------------------------------------------------------------------------------------------
