@@ -29,10 +29,7 @@ def read_curves(run_dir: str | Path, metric: str = "ppg") -> dict[str, dict[str,
     if not tb.is_dir() or not any(p.name.startswith("events.") for p in tb.rglob("*")):
         raise BadInputFile(f"{run_dir} has no TensorBoard log ({tb} holds no event file): give "
                            "the folder of a training run")
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(tb), size_guidance={"scalars": 0})
-    acc.Reload()
+    acc = _read_log(tb)
     prefix, band = f"eval/{metric}_vs_", f"eval/{metric}_ci95_vs_"
     tags = acc.Tags().get("scalars", [])
     out: dict[str, dict[str, Curve]] = {}
@@ -45,6 +42,24 @@ def read_curves(run_dir: str | Path, metric: str = "ppg") -> dict[str, dict[str,
         raise BadInputFile(f"{run_dir} has no evaluations in its TensorBoard log yet (no "
                            f"{prefix}* scalars): evaluations run every eval.every games")
     return out
+
+
+def _read_log(tb: Path):
+    """TensorBoard's reader of the event files in ``tb``, loaded. Its progress notes (INFO on the
+    ``tensorboard`` logger) are kept off the command's output."""
+    import logging
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logger = logging.getLogger("tensorboard")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        acc = EventAccumulator(str(tb), size_guidance={"scalars": 0})
+        acc.Reload()
+    finally:
+        logger.setLevel(level)
+    return acc
 
 
 def _points(acc, tag: str) -> Curve:
