@@ -99,6 +99,24 @@ def _cmd_analyze(argv: list[str]) -> int:
     return analyze_main(argv)
 
 
+def _cmd_widen(argv: list[str]) -> int:
+    from bgnet.train.surgery import widen_main
+
+    return widen_main(argv)
+
+
+def _cmd_deepen(argv: list[str]) -> int:
+    from bgnet.train.surgery import deepen_main
+
+    return deepen_main(argv)
+
+
+def _cmd_plot(argv: list[str]) -> int:
+    from bgnet.train.curves import plot_main
+
+    return plot_main(argv)
+
+
 COMMANDS = {
     "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
@@ -111,6 +129,9 @@ COMMANDS = {
     "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
     "rollout": (_cmd_rollout, "roll out a position or the candidate moves of a roll (--trials N)"),
     "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
+    "widen": (_cmd_widen, "widen a checkpoint's hidden layer, same function, to train on (--contact N)"),
+    "deepen": (_cmd_deepen, "insert an identity hidden layer into a checkpoint to train on (--after K)"),
+    "plot": (_cmd_plot, "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }
 
 # ---------------------------------------------------------------------------------------------

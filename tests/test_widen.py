@@ -1,22 +1,18 @@
-"""Widening a trained net keeps what it computes and lets the new units learn apart."""
+"""Widening a trained net keeps what it computes and lets the new units learn apart; the
+``bgnet widen`` verb writes such a checkpoint or refuses what it cannot do."""
 from __future__ import annotations
-
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from bgnet.cli import main
 from bgnet.engine.sampling import sample_positions
+from bgnet.errors import BadArgument
 from bgnet.nn.checkpoint import load_net, save_checkpoint
 from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.model import SplitValueNet, ValueNet
 from bgnet.nn.widen import widen, widen_split
-
-
-SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "widen_checkpoint.py"
 
 
 def inputs(encoding):
@@ -38,7 +34,7 @@ def test_widened_net_computes_the_same_function():
     assert not any(torch.equal(w[j], w[i]) for j in range(16, 40) for i in range(16))
 
 
-def test_widened_split_net_and_the_script(tmp_path):
+def test_widened_split_net_and_the_verb(tmp_path, capsys):
     torch.manual_seed(1)
     net = SplitValueNet("extended", 12, race_hidden=6)
     x, race = inputs("extended")
@@ -50,15 +46,42 @@ def test_widened_split_net_and_the_script(tmp_path):
     src, out = tmp_path / "net.pt", tmp_path / "wide.pt"
     save_checkpoint(src, {"net_config": net.config(), "net_state": net.state_dict(), "games": 7,
                           "optimizer_state": {"state": {}, "param_groups": []}})
-    subprocess.run([sys.executable, str(SCRIPT), str(src), str(out),
-                    "--contact", "24", "--noise", "0"], check=True, capture_output=True)
+    assert main(["widen", str(src), str(out), "--contact", "24", "--noise", "0"]) == 0
+    assert "optimizer state is dropped" in capsys.readouterr().out
     loaded, data = load_net(out)
     assert loaded.contact.hidden == [24] and data["games"] == 7 and data["optimizer_state"] is None
     assert np.allclose(loaded(x, race).detach(), net(x, race).detach(), atol=1e-6)
 
 
 def test_widen_refuses_what_it_cannot_do():
-    with pytest.raises(ValueError, match="fewer"):
+    with pytest.raises(BadArgument, match="fewer"):
         widen(ValueNet("tesauro", 16), 8)
-    with pytest.raises(ValueError, match="one hidden layer"):
+    with pytest.raises(BadArgument, match="one hidden layer"):
         widen(ValueNet("tesauro", [8, 8]), 16)
+
+
+@pytest.mark.parametrize("net,args,code,words", [
+    (ValueNet("tesauro", 16), ["--contact", "8"], 2, ["cannot widen 16 hidden units to fewer (8)"]),
+    (ValueNet("tesauro", [8, 8]), ["--contact", "16"], 2, ["one hidden layer", "[8, 8]"]),
+    (ValueNet("tesauro", 8), ["--contact", "16", "--race", "8"], 2, ["--race applies to a split net"]),
+    (ValueNet("tesauro", 8), [], 2, ["--contact"]),
+    (ValueNet("tesauro", 8), ["--contact", "0"], 2, ["from 1 up"]),
+    (ValueNet("tesauro", 8), ["--contact", "16", "--noise", "x"], 2, ["0 or more"]),
+])
+def test_the_verb_refuses_bad_arguments(tmp_path, capsys, net, args, code, words):
+    src = save_checkpoint(tmp_path / "net.pt", {"net_config": net.config(),
+                                                "net_state": net.state_dict()})
+    assert main(["widen", str(src), str(tmp_path / "wide.pt"), *args]) == code
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bgnet widen: error: ") and len(err.splitlines()) == 1
+    assert all(w in err for w in words), err
+    assert not (tmp_path / "wide.pt").exists()
+
+
+def test_the_verb_refuses_an_unusable_checkpoint_and_an_unwritable_output(tmp_path, capsys):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    assert main(["widen", str(bad), str(tmp_path / "wide.pt"), "--contact", "9"]) == 3
+    assert "bad.pt" in capsys.readouterr().err
+    assert main(["widen", str(bad), str(tmp_path), "--contact", "9"]) == 2
+    assert "is a folder" in capsys.readouterr().err

@@ -125,6 +125,10 @@ class ValueNet(nn.Module):
     """MLP: ``num_features(encoding)`` inputs -> hidden layers -> 5 conditional logits.
 
     ``hidden``: one width or a list of widths (an empty list gives a linear model).
+    ``activation``: one name of :data:`ACTIVATIONS` for every hidden layer, or a list of names,
+    one per hidden layer (a net grown by :func:`bgnet.nn.deepen.deepen` mixes sigmoid and relu).
+    ``self.activation`` and ``config()["activation"]`` hold the one name when all layers share
+    it, else the list; ``self.activations`` is always the list.
     ``forward(x)`` returns probabilities [B, 5]; ``forward_logits(x)`` the logits behind them.
 
     >>> net = ValueNet("tesauro", 40)
@@ -135,18 +139,20 @@ class ValueNet(nn.Module):
     """
 
     def __init__(self, encoding: str = "tesauro", hidden: int | list[int] = 80,
-                 activation: str = "sigmoid"):
+                 activation: str | list[str] = "sigmoid"):
         super().__init__()
         self.num_inputs = num_features(encoding)
         self.encoding = encoding
         self.hidden = _hidden_list(hidden)
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}; valid activations: {', '.join(sorted(ACTIVATIONS))}")
-        self.activation = activation
+        self.activations = _activation_list(activation, len(self.hidden))
+        if isinstance(activation, str) or len(set(self.activations)) != 1:
+            self.activation = activation if isinstance(activation, str) else list(self.activations)
+        else:  # a list naming one activation throughout is that activation
+            self.activation = self.activations[0]
         layers: list[nn.Module] = []
         width = self.num_inputs
-        for h in self.hidden:
-            layers += [nn.Linear(width, h), ACTIVATIONS[activation]()]
+        for h, act in zip(self.hidden, self.activations):
+            layers += [nn.Linear(width, h), ACTIVATIONS[act]()]
             width = h
         self.body = nn.Sequential(*layers)
         self.head = nn.Linear(width, NUM_OUTPUTS)
@@ -165,8 +171,9 @@ class ValueNet(nn.Module):
 
     def config(self) -> dict:
         """Plain dict that rebuilds this architecture with :func:`net_from_config`."""
+        activation = self.activation if isinstance(self.activation, str) else list(self.activation)
         return {"type": "ValueNet", "encoding": self.encoding, "hidden": list(self.hidden),
-                "activation": self.activation}
+                "activation": activation}
 
     @classmethod
     def from_config(cls, cfg: dict) -> "ValueNet":
@@ -187,8 +194,9 @@ class SplitValueNet(nn.Module):
     """
 
     def __init__(self, encoding: str = "tesauro", hidden: int | list[int] = 80,
-                 activation: str = "sigmoid", race_hidden: int | list[int] | None = None,
-                 race_activation: str | None = None):
+                 activation: str | list[str] = "sigmoid",
+                 race_hidden: int | list[int] | None = None,
+                 race_activation: str | list[str] | None = None):
         super().__init__()
         self.contact = ValueNet(encoding, hidden, activation)
         self.race = ValueNet(encoding, hidden if race_hidden is None else race_hidden,
@@ -312,6 +320,19 @@ def net_from_config(cfg: dict) -> nn.Module:
     if kind not in kinds:
         raise ValueError(f"unknown net type {kind!r}; valid types: {', '.join(kinds)}")
     return kinds[kind].from_config(cfg)
+
+
+def _activation_list(activation, layers: int) -> list[str]:
+    """One activation name per hidden layer, from one name or a list of them (checked)."""
+    names = [activation] * layers if isinstance(activation, str) else activation
+    if not isinstance(names, (list, tuple)) or len(names) != layers:
+        raise ValueError(f"activation must be one name or a list of {layers} names (one per hidden "
+                         f"layer); got {activation!r}")
+    for name in names:
+        if name not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {name!r}; valid activations: "
+                             f"{', '.join(sorted(ACTIVATIONS))}")
+    return [str(n) for n in names]
 
 
 def _hidden_list(hidden) -> list[int]:

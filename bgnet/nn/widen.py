@@ -19,16 +19,21 @@ from __future__ import annotations
 
 import torch
 
+from bgnet.errors import BadArgument
 from bgnet.nn.model import SplitValueNet, ValueNet
 
 
 def widen(net: ValueNet, hidden: int, noise: float = 1e-3, seed: int = 0) -> ValueNet:
-    """A copy of a one-hidden-layer ``ValueNet`` with ``hidden`` units (at least its width)."""
+    """A copy of a one-hidden-layer ``ValueNet`` with ``hidden`` units (at least its width).
+    Impossible requests raise :class:`~bgnet.errors.BadArgument`."""
     if not isinstance(net, ValueNet) or len(net.hidden) != 1:
-        raise ValueError("widen works on a ValueNet with one hidden layer")
+        shape = net.hidden if isinstance(net, ValueNet) else type(net).__name__
+        raise BadArgument(f"widen works on a ValueNet with one hidden layer; this net has {shape}")
     old = net.hidden[0]
     if hidden < old:
-        raise ValueError(f"cannot widen {old} hidden units to fewer ({hidden})")
+        raise BadArgument(f"cannot widen {old} hidden units to fewer ({hidden})")
+    if not noise >= 0.0:
+        raise BadArgument(f"the noise must be 0 or more; got {noise}")
     gen = torch.Generator().manual_seed(seed)
     source = torch.cat([torch.arange(old), torch.randint(0, old, (hidden - old,), generator=gen)])
     # How many units share each old unit's outgoing weights after widening.

@@ -7,7 +7,7 @@ weights. It runs a torch :class:`~bgnet.nn.model.ValueNet` or
 it follows training without being rebuilt), or the weights of an exported bot found by their
 declared names (:meth:`FastForward.from_weights`: no torch needed). It covers layouts on the
 ``tesauro`` and ``extended`` encodings whose sub-nets have one or more sigmoid, tanh or relu
-hidden layers; anything else stays on torch or onnxruntime: :func:`supports` and
+hidden layers (each layer its own); anything else stays on torch or onnxruntime: :func:`supports` and
 :func:`layout_unsupported` say which.
 
 Tables. Tesauro's raw inputs depend on each point only through its checker count, so the first
@@ -43,7 +43,7 @@ from bgnet.nn.encode import (CAN_BEAR_OFF_UNIT, ENCODINGS, EXTRA_PER_SIDE, EXTRA
                              RACE_UNIT, TESAURO_SIDE, _extra_side, _outside, _pips, _race, encode,
                              encode_afterstates, race_mask)
 from bgnet.nn.fast.kernels import (_SUM_FLAGS, ACT, _activate_rows, _dense_layers,
-                                   _probs_rows)
+                                   _probs_rows, activation_codes)
 from bgnet.nn.layout import check_layout, check_weights, weight_names
 
 _BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
@@ -60,9 +60,9 @@ def layout_unsupported(layout: dict) -> str | None:
         hidden = {layer["activation"] for layer in sub["layers"][:-1]}
         if not hidden:
             return f"sub-net {sub['name']!r} without a hidden layer"
-        if len(hidden) > 1 or not hidden <= set(ACT):
-            return (f"sub-net {sub['name']!r} with activations {sorted(hidden)} (only one of "
-                    f"{', '.join(ACT)} throughout)")
+        if not hidden <= set(ACT):
+            return (f"sub-net {sub['name']!r} with activations {sorted(hidden)} (only "
+                    f"{', '.join(ACT)})")
     return None
 
 
@@ -213,7 +213,7 @@ def _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, a, 
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+def _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
     """Rows ``blk * _BLOCK`` onwards (one block) of :func:`_forward_serial`; returns the first
     invalid board's index or -1."""
     n = boards.shape[0]
@@ -222,18 +222,19 @@ def _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1
     cur = np.empty((_BLOCK, b1.shape[0]), np.float32)
     feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     bad = _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, cur, feats)
-    _activate_rows(cur, m, act)
-    _probs_rows(_dense_layers(cur, m, act, ws, bs), m, out, lo)
+    _activate_rows(cur, m, acts[0])
+    _probs_rows(_dense_layers(cur, m, acts[1:], ws, bs), m, out, lo)
     return bad
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_serial(boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+def _forward_serial(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
     """Probabilities of ``boards`` (side on roll in row ``roll_row``) into ``out``; ``ws``/``bs``
-    are the dense layers after the first, the last giving the five logits. Returns the index of
-    the first invalid board, or -1."""
+    are the dense layers after the first, the last giving the five logits; ``acts`` the codes of
+    the hidden layers' activations, the first layer's first. Returns the index of the first
+    invalid board, or -1."""
     for blk in range((boards.shape[0] + _BLOCK - 1) // _BLOCK):
-        bad = _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws,
+        bad = _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws,
                              bs, out)
         if bad >= 0:
             return bad
@@ -241,12 +242,12 @@ def _forward_serial(boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _forward_parallel(boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+def _forward_parallel(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
     """:func:`_forward_serial` with the blocks shared among numba's threads."""
     nblk = (boards.shape[0] + _BLOCK - 1) // _BLOCK
     bad = np.empty(nblk, np.int64)
     for blk in prange(nblk):
-        bad[blk] = _forward_block(blk, boards, roll_row, act, tpt, tbar, toff, flags, extra, b1,
+        bad[blk] = _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1,
                                   ws, bs, out)
     for blk in range(nblk):
         if bad[blk] >= 0:
@@ -255,11 +256,11 @@ def _forward_parallel(boards, roll_row, act, tpt, tbar, toff, flags, extra, b1, 
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_dense(x, act, ws, bs, out):
+def _forward_dense(x, acts, ws, bs, out):
     """Probabilities of encoded rows ``x`` through every layer (for a few rows, where building
     the first-layer tables would cost more than the dense product)."""
     n = x.shape[0]
-    _probs_rows(_dense_layers(x, n, act, ws, bs), n, out, 0)
+    _probs_rows(_dense_layers(x, n, acts, ws, bs), n, out, 0)
 
 class FastForward:
     """Evaluate a net on boards with compiled code (CPU only): ``FastForward(torch_net)`` or
@@ -311,8 +312,8 @@ class FastForward:
         self.n_extra = layout["inputs"] - EXTRA_START
         self.parallel = bool(parallel)
         self._weights = weights  # () -> {name: float32 array}
-        # Per sub-net: its activation code and the names of its (weight, bias) pairs.
-        self._subnets = [(ACT[sub["layers"][0]["activation"]],
+        # Per sub-net: its hidden layers' activation codes and the names of its (weight, bias) pairs.
+        self._subnets = [(activation_codes(sub),
                           [(layer["weight"], layer["bias"]) for layer in sub["layers"]])
                          for sub in layout["subnets"]]
 
@@ -354,17 +355,17 @@ class FastForward:
         """Probabilities of sub-net ``sub`` on contiguous ``boards`` into ``out``; returns the
         first invalid board's index or -1 (``out`` is then incomplete)."""
         n = len(boards)
-        act, names = self._subnets[sub]
+        acts, names = self._subnets[sub]
         ws = tuple(weights[w] for w, _ in names)
         bs = tuple(weights[b] for _, b in names)
         finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
         if finite:
             run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
-            return run(boards, roll_row, act, *tables, bs[0], ws[1:], bs[1:], out)
+            return run(boards, roll_row, acts, *tables, bs[0], ws[1:], bs[1:], out)
         bad = _first_bad_board(boards)
         if bad < 0:
             x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)
-            _forward_dense(x, act, ws, bs, out)
+            _forward_dense(x, acts, ws, bs, out)
         return bad
 
     def positions(self, boards: np.ndarray) -> np.ndarray:

@@ -25,6 +25,12 @@ from numba.core import types
 from numba.extending import intrinsic
 
 ACT = {"sigmoid": 0, "tanh": 1, "relu": 2}
+
+
+def activation_codes(subnet: dict) -> np.ndarray:
+    """The :data:`ACT` codes of a declared sub-net's hidden layers, the first layer's first (each
+    layer has its own: a deepened net mixes them)."""
+    return np.array([ACT[layer["activation"]] for layer in subnet["layers"][:-1]], np.int64)
 _SUM_FLAGS = {"reassoc", "nsz", "contract"}
 _EXACT_FLAGS = {"contract"}
 
@@ -131,13 +137,14 @@ def _dense_rows(inp, m, w, b, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _dense_layers(cur, m, act, ws, bs):
-    """The first ``m`` rows of ``cur`` through the dense layers ``ws``/``bs``: activations after
-    each but the last, whose output (the five logits) is returned."""
+def _dense_layers(cur, m, acts, ws, bs):
+    """The first ``m`` rows of ``cur`` through the dense layers ``ws``/``bs``: after each but the
+    last, its activation ``acts[i]`` (codes of :data:`ACT`); the last one's output (the five
+    logits) is returned."""
     for li in range(len(ws)):
         nxt = np.empty((cur.shape[0], ws[li].shape[0]), np.float32)
         _dense_rows(cur, m, ws[li], bs[li], nxt)
         if li < len(ws) - 1:
-            _activate_rows(nxt, m, act)
+            _activate_rows(nxt, m, acts[li])
         cur = nxt
     return cur

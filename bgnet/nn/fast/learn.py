@@ -27,8 +27,8 @@ from numba import njit
 
 from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.fast.forward import supports
-from bgnet.nn.fast.kernels import (_EXACT_FLAGS, _F0, _F1, _F2, _SUM_FLAGS, ACT, _activate_rows,
-                                   _dense_rows, _sigmoid32)
+from bgnet.nn.fast.kernels import (_EXACT_FLAGS, _F0, _F1, _F2, _SUM_FLAGS, _activate_rows,
+                                   _dense_rows, _sigmoid32, activation_codes)
 
 
 def _view(t: torch.Tensor) -> np.ndarray:
@@ -37,12 +37,12 @@ def _view(t: torch.Tensor) -> np.ndarray:
 
 
 def _subnet_parameters(net) -> list[tuple[int, list[torch.Tensor]]]:
-    """Per sub-net of the net's declared layout: its activation code and its parameters
-    (weight, bias, weight, bias, ... from the first layer to the logits)."""
+    """Per sub-net of the net's declared layout: its hidden layers' activation codes and its
+    parameters (weight, bias, weight, bias, ... from the first layer to the logits)."""
     from bgnet.nn.model import net_layout
 
     params = dict(net.named_parameters())
-    return [(ACT[sub["layers"][0]["activation"]],
+    return [(activation_codes(sub),
              [params[layer[key]] for layer in sub["layers"] for key in ("weight", "bias")])
             for sub in net_layout(net)["subnets"]]
 
@@ -161,9 +161,9 @@ def _sparse_layer_grads(x, dz, gw, gb):
 
 
 @njit(cache=True, error_model="numpy")
-def _mse_grads(x, t, n_total, act, ws, bs, gws, gbs):
+def _mse_grads(x, t, n_total, acts, ws, bs, gws, gbs):
     """Forward pass of encoded rows ``x`` through the dense layers ``ws``/``bs`` (torch layout,
-    hidden activation ``act``, the last layer giving the five logits), the mse loss against
+    hidden activations ``acts``, one code per layer, the last layer giving the five logits), the mse loss against
     targets ``t`` (squared errors summed, divided by ``n_total``), and backprop into
     ``gws``/``gbs``. Returns the loss."""
     n = x.shape[0]
@@ -178,7 +178,7 @@ def _mse_grads(x, t, n_total, act, ws, bs, gws, gbs):
         else:
             _dense_rows(outs[li], n, ws[li], bs[li], z)
         if li < len(ws) - 1:
-            _activate_rows(z, n, act)
+            _activate_rows(z, n, acts[li])
         outs.append(z)
     dz = np.empty((n, 5), np.float32)
     loss = _mse_head(outs[len(ws)], t, n_total, dz)
@@ -189,7 +189,7 @@ def _mse_grads(x, t, n_total, act, ws, bs, gws, gbs):
             _layer_grads(x, dz, gws[0], gbs[0])
         else:
             _layer_grads(outs[li], dz, gws[li], gbs[li])
-            dz = _input_grads(dz, ws[li], outs[li], act)
+            dz = _input_grads(dz, ws[li], outs[li], acts[li - 1])
     return loss
 
 

@@ -1,0 +1,136 @@
+"""The verbs that grow a trained net to train it on: ``bgnet widen`` and ``bgnet deepen``.
+
+Both read a checkpoint, build the larger net that computes the same function
+(:mod:`bgnet.nn.widen`, :mod:`bgnet.nn.deepen`), and write a checkpoint that a run resumes with
+``resume=OUT``: everything of the original (games played, config, generator states, metrics)
+except the net, and without the optimizer state, whose shapes no longer fit the net (the resumed
+run starts a fresh optimizer). The output path is checked before any work, and a checkpoint
+that cannot be read is an unusable input file (exit code 3).
+"""
+from __future__ import annotations
+
+import argparse
+
+from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
+from bgnet.errors import BadArgument
+
+DROPPED = ("the optimizer state is dropped (its shapes no longer fit the net): a run resumed "
+           "from {out} starts a fresh optimizer")
+
+
+def _noise_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"the noise is a standard deviation, 0 or more; got {text!r}")
+    return value
+
+
+def _units_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a number of units is a whole number from 1 up; got {text!r}")
+    return value
+
+
+def _common(p: argparse.ArgumentParser, noise: float) -> None:
+    p.add_argument("checkpoint", help="the trained checkpoint (.pt)")
+    p.add_argument("out", type=output_file_arg, help="the checkpoint to write, in an existing folder")
+    p.add_argument("--noise", type=_noise_arg, default=noise,
+                   help=f"standard deviation of the noise on the new weights (default {noise:g})")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of that noise (default 0)")
+
+
+def widen_main(argv: list[str]) -> int:
+    """``bgnet widen CKPT OUT --contact N [--race M] [--noise X] [--seed S]``."""
+    p = ArgumentParser(
+        prog="bgnet widen",
+        description="Widen a trained net's hidden layer (one-hidden-layer nets): the new units copy "
+                    "existing ones and share their outgoing weights, so the wider net computes the "
+                    "same function (up to --noise); resume training from OUT.",
+        examples=("bgnet widen runs/my-run/checkpoints/latest.pt wide.pt --contact 256",
+                  "bgnet train resume=wide.pt train.games=200000"))
+    _common(p, noise=1e-3)
+    p.add_argument("--contact", type=_units_arg, required=True, metavar="N",
+                   help="hidden units of the net (a split net's contact net) after widening")
+    p.add_argument("--race", type=_units_arg, default=None, metavar="M",
+                   help="hidden units of a split net's race net (default: unchanged)")
+    a = p.parse_args(argv)
+    from bgnet.nn.checkpoint import load_net
+    from bgnet.nn.model import SplitValueNet
+    from bgnet.nn.widen import widen, widen_split
+
+    net, data = load_net(a.checkpoint)
+    if isinstance(net, SplitValueNet):
+        wide = widen_split(net, a.contact, a.race, a.noise, a.seed)
+    elif a.race is not None:
+        raise BadArgument(f"--race applies to a split net; {a.checkpoint} holds one net "
+                          "(give --contact only)")
+    else:
+        wide = widen(net, a.contact, a.noise, a.seed)
+    _write(a.checkpoint, a.out, net, wide, data)
+    return 0
+
+
+def deepen_main(argv: list[str]) -> int:
+    """``bgnet deepen CKPT OUT [--after K] [--width W] [--activation relu] [--net WHICH]``."""
+    from bgnet.nn.deepen import INSERTED, SUBNETS
+
+    p = ArgumentParser(
+        prog="bgnet deepen",
+        description="Insert a hidden layer into a trained net that starts as the identity of what "
+                    "it follows (a ReLU layer), so the deeper net computes the same function; "
+                    "resume training from OUT.",
+        examples=("bgnet deepen runs/my-run/checkpoints/latest.pt deep.pt",
+                  "bgnet deepen latest.pt deep.pt --after 1 --width 160 --noise 0.01 --net contact",
+                  "bgnet train resume=deep.pt train.games=200000"))
+    _common(p, noise=0.0)
+    p.add_argument("--after", type=_units_arg, default=None, metavar="K",
+                   help="insert after hidden layer K, counted from 1 (default: the last)")
+    p.add_argument("--width", type=_units_arg, default=None, metavar="W",
+                   help="units of the new layer (default and least: layer K's width; twice that "
+                        "after a layer whose outputs can be negative, e.g. tanh)")
+    p.add_argument("--activation", choices=INSERTED, default="relu",
+                   help="the new layer's activation (default relu)")
+    p.add_argument("--net", choices=SUBNETS, default="both",
+                   help="which net of a split net to deepen (default both)")
+    a = p.parse_args(argv)
+    from bgnet.nn.checkpoint import load_net
+    from bgnet.nn.deepen import deepen, deepen_split
+    from bgnet.nn.model import SplitValueNet
+
+    net, data = load_net(a.checkpoint)
+    options = dict(after=a.after, width=a.width, activation=a.activation, noise=a.noise,
+                   seed=a.seed)
+    if isinstance(net, SplitValueNet):
+        deep = deepen_split(net, a.net, **options)
+    elif a.net != "both":
+        raise BadArgument(f"--net applies to a split net; {a.checkpoint} holds one net (leave "
+                          "--net off)")
+    else:
+        deep = deepen(net, **options)
+    _write(a.checkpoint, a.out, net, deep, data)
+    return 0
+
+
+def _write(src: str, out: str, old, new, data: dict) -> None:
+    from bgnet.nn.checkpoint import save_checkpoint
+
+    payload = dict(data, net_config=new.config(), net_state=new.state_dict(), optimizer_state=None)
+    save_checkpoint(out, payload)
+    print(f"{src} -> {out}: {_shape(old)} -> {_shape(new)}")
+    print(DROPPED.format(out=out))
+
+
+def _shape(net) -> str:
+    """A net's hidden layers and activations in one line, e.g. ``80 sigmoid, 80 relu``."""
+    from bgnet.nn.model import SplitValueNet
+
+    if isinstance(net, SplitValueNet):
+        return f"contact [{_shape(net.contact)}], race [{_shape(net.race)}]"
+    return ", ".join(f"{h} {act}" for h, act in zip(net.hidden, net.activations)) or "linear"
