@@ -15,7 +15,6 @@ from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.model import SplitValueNet, ValueNet
 from bgnet.nn.widen import widen, widen_split
 
-
 SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "widen_checkpoint.py"
 
 

@@ -24,9 +24,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bgnet.cube.cubeful import (CENTRED, MINE, THEIRS, MatchScore, check_probabilities,
-                                match_cubeful, match_cubeless, money_cubeful, money_cubeless,
-                                resolve_efficiency)
+from bgnet.cube.cubeful import (
+    CENTRED,
+    MINE,
+    THEIRS,
+    MatchScore,
+    check_probabilities,
+    match_cubeful,
+    match_cubeless,
+    money_cubeful,
+    money_cubeless,
+    resolve_efficiency,
+)
 from bgnet.cube.met import MatchEquityTable, load_met
 from bgnet.engine.state import CENTERED, MatchContext
 

@@ -114,7 +114,7 @@ class MatchEquityTable:
             return float(self.post[my_away - 1])
         return float(self.pre[my_away - 1, opp_away - 1])
 
-    def extended(self, length: int) -> "MatchEquityTable":
+    def extended(self, length: int) -> MatchEquityTable:
         """The table extended (or unchanged) to cover matches of ``length`` points."""
         if length <= self.length:
             return self

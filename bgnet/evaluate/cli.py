@@ -5,8 +5,7 @@ import argparse
 import os
 import sys
 
-from bgnet.arguments import (ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg,
-                       seed_arg)
+from bgnet.arguments import ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg, seed_arg
 from bgnet.errors import BadInputFile
 
 BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "

@@ -42,8 +42,16 @@ from bgnet.bots.base import Bot
 from bgnet.cube import decide_context, load_met
 from bgnet.engine.game import MAX_CUBE, MOVE, ROLL, Game, Match, RuleError
 from bgnet.evaluate.match import MAX_TURNS, DiceSequences, seating
-from bgnet.evaluate.results import (COLUMNS, CubeStats, MatchPlayResult, MoneyCubeResult,
-                                    game_rates, game_row, mat_names, money_session)
+from bgnet.evaluate.results import (
+    COLUMNS,
+    CubeStats,
+    MatchPlayResult,
+    MoneyCubeResult,
+    game_rates,
+    game_row,
+    mat_names,
+    money_session,
+)
 from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95, wilson_ci95
 
 

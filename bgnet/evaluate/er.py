@@ -53,7 +53,7 @@ class ErBenchmark:
     def __len__(self) -> int:
         return len(self.boards)
 
-    def head(self, n: int) -> "ErBenchmark":
+    def head(self, n: int) -> ErBenchmark:
         """The first ``n`` decisions."""
         n = min(int(n), len(self))
         m = int(self.offsets[n])

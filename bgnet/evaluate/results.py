@@ -53,7 +53,7 @@ class CubeStats:
     turned_rate: float
 
     @classmethod
-    def from_rows(cls, rows: np.ndarray) -> "CubeStats":
+    def from_rows(cls, rows: np.ndarray) -> CubeStats:
         c = {name: rows[:, i] for i, name in enumerate(COLUMNS)}
         total = lambda k: int(c[k].sum())  # noqa: E731
         return cls(total("doubles_a"), total("doubles_b"), total("takes_a"), total("takes_b"),

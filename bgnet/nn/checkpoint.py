@@ -100,7 +100,8 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
     except pickle.UnpicklingError as e:
         raise CheckpointError(_refusal(path, e)) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
-        raise CheckpointError(f"checkpoint {path} is truncated or corrupt and cannot be read ({_first_line(e)})") from None
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt and cannot be read "
+                              f"({_first_line(e)})") from None
     except Exception as e:  # the restricted unpickler on arbitrary garbage can raise nearly anything
         raise CheckpointError(f"checkpoint {path} is not a readable bgnet checkpoint "
                               f"({type(e).__name__}: {_first_line(e)})") from None

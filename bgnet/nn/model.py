@@ -38,14 +38,22 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from bgnet.nn.encode import (ENCODINGS, encode, encode_afterstates, game_results, num_features,
-                             race_mask)
+from bgnet.nn.encode import ENCODINGS, encode, encode_afterstates, game_results, num_features, race_mask
 from bgnet.nn.layout import CONDITIONAL, weight_names
 from bgnet.nn.layout import FORMAT as LAYOUT_FORMAT
 from bgnet.nn.layout import VERSION as LAYOUT_VERSION
+
 # The torch-free helpers live in bgnet.nn.probs (an exported bot uses them without torch).
-from bgnet.nn.probs import (NUM_OUTPUTS, OUTPUTS, _check_last, equity, flip,  # noqa: F401
-                            probs_from_logits, terminal_probs, terminal_probs_batch)
+from bgnet.nn.probs import (  # noqa: F401
+    NUM_OUTPUTS,
+    OUTPUTS,
+    _check_last,
+    equity,
+    flip,
+    probs_from_logits,
+    terminal_probs,
+    terminal_probs_batch,
+)
 
 ACTIVATIONS = {
     "sigmoid": nn.Sigmoid,
@@ -169,7 +177,7 @@ class ValueNet(nn.Module):
                 "activation": self.activation}
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "ValueNet":
+    def from_config(cls, cfg: dict) -> ValueNet:
         cfg = dict(cfg)
         kind = cfg.pop("type", "ValueNet")
         if kind != "ValueNet":
@@ -227,7 +235,7 @@ class SplitValueNet(nn.Module):
         return {"type": "SplitValueNet", "contact": self.contact.config(), "race": self.race.config()}
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "SplitValueNet":
+    def from_config(cls, cfg: dict) -> SplitValueNet:
         if cfg.get("type", "SplitValueNet") != "SplitValueNet":
             raise ValueError(f"config describes a {cfg.get('type')}, not a SplitValueNet")
         c, r = cfg["contact"], cfg["race"]

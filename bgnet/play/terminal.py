@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError

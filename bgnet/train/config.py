@@ -119,7 +119,8 @@ def load_config(cfg: DictConfig | dict) -> RunConfig:
     top = {f.name for f in dataclasses.fields(RunConfig)} - set(SECTIONS)
     unknown = sorted(set(raw) - top - set(SECTIONS) - {"hydra", "experiment"})
     if unknown:
-        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {', '.join(sorted(top | set(SECTIONS)))}")
+        known = ", ".join(sorted(top | set(SECTIONS)))
+        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {known}")
     run = RunConfig(**sections, **{k: raw[k] for k in top if k in raw})
     check(run)
     return run

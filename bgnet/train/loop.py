@@ -35,9 +35,19 @@ from bgnet.bots.net import NetBot
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.model import net_from_config
 from bgnet.train.config import RunConfig, load_config
-from bgnet.train.learn import (Learner, build_net, build_optimizer, concat_games, learn_step,
-                               learning_rate, resolve_device, searcher_for, set_threads, weight_norm)
-from bgnet.train.learn import search_targets  # noqa: F401  (still importable from here)
+from bgnet.train.learn import (
+    Learner,
+    build_net,
+    build_optimizer,
+    concat_games,
+    learn_step,
+    learning_rate,
+    resolve_device,
+    search_targets,  # noqa: F401  (still importable from here)
+    searcher_for,
+    set_threads,
+    weight_norm,
+)
 from bgnet.train.resume import Requested, reconcile
 from bgnet.train.selfplay import FinishedGames
 from bgnet.train.sources import GameSource, LocalSource

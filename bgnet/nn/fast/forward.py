@@ -39,11 +39,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from bgnet.nn.encode import (CAN_BEAR_OFF_UNIT, ENCODINGS, EXTRA_PER_SIDE, EXTRA_START,
-                             RACE_UNIT, TESAURO_SIDE, _extra_side, _outside, _pips, _race, encode,
-                             encode_afterstates, race_mask)
-from bgnet.nn.fast.kernels import (_SUM_FLAGS, ACT, _activate_rows, _dense_layers,
-                                   _probs_rows)
+from bgnet.nn.encode import (
+    CAN_BEAR_OFF_UNIT,
+    ENCODINGS,
+    EXTRA_PER_SIDE,
+    EXTRA_START,
+    RACE_UNIT,
+    TESAURO_SIDE,
+    _extra_side,
+    _outside,
+    _pips,
+    _race,
+    encode,
+    encode_afterstates,
+    race_mask,
+)
+from bgnet.nn.fast.kernels import _SUM_FLAGS, ACT, _activate_rows, _dense_layers, _probs_rows
 from bgnet.nn.layout import check_layout, check_weights, weight_names
 
 _BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
@@ -288,7 +299,7 @@ class FastForward:
         self._setup(net_layout(net), _ParameterViews(net), parallel)
 
     @classmethod
-    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> "FastForward":
+    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> FastForward:
         """The pass over weights found by their declared names (``{name: array}``, e.g. the
         initializers of an exported bot); the arrays are copied once, as float32. A malformed
         layout or missing or misshapen weights raise :class:`bgnet.nn.layout.LayoutError`, a

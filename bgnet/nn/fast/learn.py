@@ -27,8 +27,7 @@ from numba import njit
 
 from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.fast.forward import supports
-from bgnet.nn.fast.kernels import (_EXACT_FLAGS, _F0, _F1, _F2, _SUM_FLAGS, ACT, _activate_rows,
-                                   _dense_rows, _sigmoid32)
+from bgnet.nn.fast.kernels import _EXACT_FLAGS, _F0, _F1, _F2, _SUM_FLAGS, ACT, _activate_rows, _dense_rows, _sigmoid32
 
 
 def _view(t: torch.Tensor) -> np.ndarray:
