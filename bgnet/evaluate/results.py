@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -82,6 +83,9 @@ def game_rates(rows: np.ndarray) -> dict:
 
 class _Saving:
     """JSON and text helpers shared by the two results."""
+
+    # Both subclasses are dataclasses: declared so that the type checker lets fields() see them.
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def to_dict(self) -> dict:
         """The summary as plain JSON-friendly values (no per-game arrays, no records)."""

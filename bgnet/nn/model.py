@@ -288,9 +288,11 @@ def _declared_layers(net: ValueNet, prefix: str) -> list[dict]:
                              "net alternates Linear layers and the activations "
                              f"{', '.join(ACTIVATIONS)}")
         pending["activation"] = name
-        if name == "leaky_relu":
+        # _ACTIVATION_NAMES is keyed by exact class, so these isinstance tests pick the same layers
+        # as the names would, and tell the type checker which attribute each one has.
+        if isinstance(module, nn.LeakyReLU):
             pending["alpha"] = float(module.negative_slope)
-        elif name == "elu":
+        elif isinstance(module, nn.ELU):
             pending["alpha"] = float(module.alpha)
         out.append(pending)
         pending = None
@@ -313,9 +315,9 @@ def net_weights(net: nn.Module) -> dict[str, np.ndarray]:
             for name in weight_names(net_layout(net))}
 
 
-def net_from_config(cfg: dict) -> nn.Module:
+def net_from_config(cfg: dict) -> ValueNet | SplitValueNet:
     """Rebuild a :class:`ValueNet` or :class:`SplitValueNet` from its ``config()``."""
-    kinds = {"ValueNet": ValueNet, "SplitValueNet": SplitValueNet}
+    kinds: dict[str, type[ValueNet] | type[SplitValueNet]] = {"ValueNet": ValueNet, "SplitValueNet": SplitValueNet}
     kind = cfg.get("type", "ValueNet")
     if kind not in kinds:
         raise ValueError(f"unknown net type {kind!r}; valid types: {', '.join(kinds)}")

@@ -115,7 +115,7 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
 
     was_training = net.training
     me = NetBot(net, device=device, name="current")
-    out = {}
+    out: dict[str, dict] = {}
     specs = list(opponents) + ([previous] if previous else [])
     for spec in specs:
         try:
@@ -326,6 +326,7 @@ class Trainer:
 
         def step(lr: float):
             nonlocal buffer, buffered
+            assert self.source is not None, "batched training draws its games from a source"
             fin = self.source.next_games(self.total - self.games)
             if len(fin.results):
                 buffer.append(fin)

@@ -368,10 +368,11 @@ class FastForward:
         act, names = self._subnets[sub]
         ws = tuple(weights[w] for w, _ in names)
         bs = tuple(weights[b] for _, b in names)
-        finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
-        if finite:
-            run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
-            return run(boards, roll_row, act, *tables, bs[0], ws[1:], bs[1:], out)
+        if n > _SMALL:
+            finite, (tpt, tbar, toff, flags, extra) = _tables(ws[0], self.n_extra)
+            if finite:
+                run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
+                return run(boards, roll_row, act, tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], out)
         bad = _first_bad_board(boards)
         if bad < 0:
             x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)
