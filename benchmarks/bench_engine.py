@@ -35,6 +35,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args()
     import gnubg_nn
+
     from bgnet.evaluate.reference_play import gnubg_chooser, pubeval_chooser
 
     half = a.positions // 2

@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 
 from bgnet.bots.net import NetEvaluator
 from bgnet.nn.model import ValueNet

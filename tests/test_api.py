@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 import bgnet.engine as engine
-from bgnet.engine.sampling import sample_positions
 from bgnet.cli import main
 from bgnet.engine import board_from_position_id, legal_moves, position_id
-from bgnet.engine.board import game_result, start_position, swap
-from bgnet.engine.movegen import generate
+from bgnet.engine.board import start_position
+from bgnet.engine.sampling import sample_positions
 
 try:  # the reference packages are a test extra
     import gnubg

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 
-from bgnet.bearoff import (BearoffDatabase, bearoff_probabilities, get_database, index_of,
-                           is_bearoff, num_positions, one_sided_probabilities, position_of)
+from bgnet.bearoff import (
+    BearoffDatabase,
+    bearoff_probabilities,
+    get_database,
+    index_of,
+    is_bearoff,
+    num_positions,
+    one_sided_probabilities,
+    position_of,
+)
 from bgnet.bearoff import cache as bcache
 from bgnet.bearoff.build import ROLLS, TURNS, boards_for, build_two_sided, successor_batch
 from bgnet.bearoff.index import all_positions
@@ -228,7 +236,7 @@ def test_full_check_against_gnubg(db):
 # Two-sided table
 
 
-@lru_cache(maxsize=None)
+@cache
 def brute_force(me: tuple, opp: tuple) -> float:
     """P(side on roll wins), by plain recursion over the 36 rolls and the engine's moves."""
     if sum(opp) == 0:
@@ -402,11 +410,11 @@ def test_lambda_returns_with_a_database_terminal(db):
 
 
 def test_selfplay_games_end_at_bearoff_with_database_targets(db):
+    import torch
+
     from bgnet.bots.torch_eval import NetEvaluator
     from bgnet.nn.model import ValueNet
     from bgnet.train.selfplay import SelfPlayPool
-
-    import torch
 
     torch.manual_seed(0)
     ev = NetEvaluator(ValueNet("tesauro", 10))

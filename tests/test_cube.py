@@ -13,10 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgnet.cube import (ACTIONS, CubeEfficiency, MatchEquityTable, decide, decide_context,
-                        load_met, met_from_xml)
-from bgnet.cube.cubeful import (CENTRED, MINE, THEIRS, MatchScore, money_cubeful,
-                                money_cubeless, money_points)
+from bgnet.cube import ACTIONS, CubeEfficiency, MatchEquityTable, decide, decide_context, load_met, met_from_xml
+from bgnet.cube.cubeful import CENTRED, MINE, THEIRS, MatchScore, money_cubeful, money_cubeless, money_points
 from bgnet.engine.board import start_position
 from bgnet.engine.state import CENTERED, MatchContext
 
@@ -249,8 +247,8 @@ def test_match_equities_are_normalised_and_gammon_values():
     leader = MatchScore(1, 5, True, met)
     gw, gl, _, _ = leader.gammon_prices(1)
     assert gw == 0.0
-    assert gl == pytest.approx((leader.to_equity(leader.lose(1), 1)
-                                - leader.to_equity(leader.lose(2), 1)))
+    assert gl == pytest.approx(leader.to_equity(leader.lose(1), 1)
+                                - leader.to_equity(leader.lose(2), 1))
     d = decide_context((0.68, 0.15, 0.005, 0.06, 0.002), _match(7, 7))
     assert d.double_pass == pytest.approx(1.0)
     assert d.mwc_double_pass == pytest.approx(met.mwc(6, 7))

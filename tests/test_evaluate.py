@@ -14,8 +14,7 @@ from bgnet.cli import main as bgnet_main
 from bgnet.errors import BadArgument, BadInputFile
 from bgnet.evaluate.cli import eval_main
 from bgnet.evaluate.match import DiceSequences, MatchResult, play_games, seating
-from bgnet.evaluate.stats import (bradley_terry, elo_from_score, mean_ci95, paired_mean_ci95,
-                                  score_from_elo)
+from bgnet.evaluate.stats import bradley_terry, elo_from_score, mean_ci95, paired_mean_ci95, score_from_elo
 
 HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
 

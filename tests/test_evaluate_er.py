@@ -11,8 +11,15 @@ from bgnet.bots.base import Bot
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli import main as bgnet_main
 from bgnet.engine.movegen import generate
-from bgnet.evaluate.er import (DEFAULT_PATH, ErBenchmark, decision_losses, error_rate,
-                               load_benchmark, losses_of, save_benchmark)
+from bgnet.evaluate.er import (
+    DEFAULT_PATH,
+    ErBenchmark,
+    decision_losses,
+    error_rate,
+    load_benchmark,
+    losses_of,
+    save_benchmark,
+)
 
 HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
 needs_gnubg = pytest.mark.skipif(not HAVE_GNUBG, reason="needs the gnubg-nn reference package")

@@ -9,8 +9,7 @@ import pytest
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.errors import BadArgument
 from bgnet.evaluate.cli import tournament_main
-from bgnet.evaluate.tournament import (Player, checkpoints_of, players_from, run_tournament,
-                                       write_outputs)
+from bgnet.evaluate.tournament import Player, checkpoints_of, players_from, run_tournament, write_outputs
 
 
 def _runner(after):

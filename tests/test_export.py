@@ -16,7 +16,9 @@ import torch
 import bgnet
 from bgnet.bots import load_bot
 from bgnet.bots.base import Evaluation
+from bgnet.bots.load import load_net_bot
 from bgnet.bots.net import NetBot
+from bgnet.bots.onnx_eval import BotFileError, OnnxEvaluator, read_metadata
 from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.cube import CubeEfficiency, decide
 from bgnet.engine.api import legal_moves
@@ -24,8 +26,6 @@ from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate, generate_batch
 from bgnet.engine.sampling import sample_positions
 from bgnet.engine.state import MatchContext
-from bgnet.bots.load import load_net_bot
-from bgnet.bots.onnx_eval import BotFileError, OnnxEvaluator, read_metadata
 from bgnet.export.onnx_export import ExportError, build_model, export_onnx
 from bgnet.formats.match_id import match_id
 from bgnet.formats.position_id import board_from_position_id, position_id

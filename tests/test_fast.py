@@ -8,9 +8,8 @@ import copy
 import numpy as np
 import pytest
 import torch
-from numba import njit
-
 from conftest import assert_close_up_to_rounding
+from numba import njit
 
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch

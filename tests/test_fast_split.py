@@ -8,7 +8,6 @@ import copy
 import numpy as np
 import pytest
 import torch
-
 from conftest import assert_close_up_to_rounding
 
 from bgnet.bots.torch_eval import NetEvaluator
@@ -189,7 +188,7 @@ def test_updates_match_the_torch_learner(kind, selfplay):
     fast = Learner(net, make_optimizer(net, kind), "mse", "cpu", fast_cpu=True)
     assert slow.fast is None and isinstance(fast.fast, FastLearner)
     b, t = selfplay
-    for k, (rows, what) in enumerate(zip(minibatches(selfplay, KINDS), KINDS)):
+    for k, rows in enumerate(minibatches(selfplay, KINDS)):
         assert fast.update(b[rows], t[rows]) == pytest.approx(slow.update(b[rows], t[rows]),
                                                               rel=1e-5, abs=1e-7)
         if k == 5:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgnet.engine.sampling import apply_steps
 from bgnet.engine.game import Match, MatchRecord, play_random_game
+from bgnet.engine.sampling import apply_steps
 from bgnet.formats.mat import load_mat, read_mat, save_mat, write_mat
 from bgnet.formats.position_id import position_id
 

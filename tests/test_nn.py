@@ -8,12 +8,31 @@ import torch
 
 from bgnet.engine.board import game_result, is_race, pip_counts, start_position, swap
 from bgnet.engine.movegen import generate, generate_batch
-from bgnet.nn.encode import (ENCODINGS, EXTRA_PER_SIDE, EXTRA_START, encode, encode_afterstates,
-                             game_results, num_features, race_mask)
-from bgnet.nn.model import (SplitValueNet, ValueNet, conditional_loss, conditional_targets, equity,
-                            evaluate_afterstates, evaluate_positions, flip, net_from_config,
-                            probability_loss, probs_from_logits, terminal_probs,
-                            terminal_probs_batch)
+from bgnet.nn.encode import (
+    ENCODINGS,
+    EXTRA_PER_SIDE,
+    EXTRA_START,
+    encode,
+    encode_afterstates,
+    game_results,
+    num_features,
+    race_mask,
+)
+from bgnet.nn.model import (
+    SplitValueNet,
+    ValueNet,
+    conditional_loss,
+    conditional_targets,
+    equity,
+    evaluate_afterstates,
+    evaluate_positions,
+    flip,
+    net_from_config,
+    probability_loss,
+    probs_from_logits,
+    terminal_probs,
+    terminal_probs_batch,
+)
 
 torch.set_num_threads(1)
 
@@ -111,7 +130,7 @@ def ref_escapes(s, o) -> int:
 
 def ref_extra(s, o) -> list[float]:
     made = [i for i in range(24) if s[i] >= 2]
-    runs, best, rear, run = [], 0, -1, 0
+    best, rear, run = 0, -1, 0
     for i in range(24):
         run = run + 1 if i in made else 0
         if run and run >= best:

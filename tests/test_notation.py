@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgnet.engine.sampling import sample_positions
-from bgnet.engine.board import game_result, start_position, swap
+from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate
 from bgnet.engine.notation import IllegalMoveError, format_move, parse_move
+from bgnet.engine.sampling import sample_positions
 
 try:  # the reference packages are a test extra
     import gnubg

@@ -20,8 +20,7 @@ from bgnet.engine.state import CENTERED
 from bgnet.formats.mat import load_mat
 from bgnet.formats.position_id import position_id
 from bgnet.play.advisor import Advisor
-from bgnet.play.external import (ExternalPlayer, ProtocolError, Seat, interpret, move_text,
-                                 parse_board, start_in_thread)
+from bgnet.play.external import ExternalPlayer, ProtocolError, Seat, interpret, move_text, parse_board, start_in_thread
 
 GNUBG_PROGRAM = shutil.which("gnubg") or next(
     (p for p in ("/usr/games/gnubg", "/usr/local/games/gnubg") if Path(p).exists()), None)

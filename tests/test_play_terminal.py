@@ -11,11 +11,11 @@ import threading
 import numpy as np
 import pytest
 
-from bgnet.engine.sampling import apply_steps
 from bgnet.bots import load_bot
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
+from bgnet.engine.sampling import apply_steps
 from bgnet.errors import BadArgument
 from bgnet.formats.mat import load_mat, read_mat
 from bgnet.formats.position_id import position_id

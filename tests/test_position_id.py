@@ -6,10 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgnet.engine.sampling import sample_positions
 from bgnet.engine import board_from_position_id, position_id
-from bgnet.engine.board import game_result, start_position, swap
-from bgnet.engine.movegen import generate
+from bgnet.engine.board import start_position
+from bgnet.engine.sampling import sample_positions
 from bgnet.formats.position_id import board_from_position_key, position_key
 
 try:  # the reference packages are a test extra

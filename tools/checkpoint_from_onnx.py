@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 
 def torch_net_of(path: str):
     """The torch value net whose weights an exported bot holds, checked against onnxruntime."""

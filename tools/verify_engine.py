@@ -12,11 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from bgnet.engine.sampling import random_chooser, sample_positions
-from bgnet.evaluate.reference_play import (compare_moves, describe_cases, gnubg_chooser,
-                                           mixed_chooser, pubeval_chooser)
+from bgnet.evaluate.reference_play import compare_moves, describe_cases, gnubg_chooser, mixed_chooser, pubeval_chooser
 
 
 def main() -> int:

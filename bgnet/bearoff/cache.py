@@ -14,8 +14,8 @@ import os
 import sys
 import warnings
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

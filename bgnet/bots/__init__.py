@@ -11,7 +11,6 @@ reference players).
 from __future__ import annotations
 
 from bgnet.bots.base import Bot
-from bgnet.bots.load import (BUILTIN_SPECS, DEFAULT_BOT_NAME, default_bot_path, load_bot,  # noqa: F401
-                             load_net_bot)
+from bgnet.bots.load import BUILTIN_SPECS, DEFAULT_BOT_NAME, default_bot_path, load_bot, load_net_bot  # noqa: F401
 
 __all__ = ["Bot", "load_bot", "load_net_bot", "default_bot_path", "BUILTIN_SPECS"]

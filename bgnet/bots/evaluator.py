@@ -17,11 +17,16 @@ torch nor onnxruntime.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bgnet.bearoff.database import is_bearoff
 from bgnet.nn.encode import encode, encode_afterstates, game_results, num_features, race_mask
 from bgnet.nn.probs import flip, terminal_probs_batch
+
+if TYPE_CHECKING:  # the compiled pass is imported only by the evaluators that use it
+    from bgnet.nn.fast import FastForward
 
 
 class Evaluator:
@@ -44,7 +49,7 @@ class Evaluator:
     bearoff: bool = True  # answer bear-off positions from bgnet.bearoff's tables
     # A bgnet.nn.fast.FastForward over the same weights, when a subclass has one: it maps boards
     # straight to probabilities (no encoding buffer) and takes the place of ``_forward``.
-    fast = None
+    fast: FastForward | None = None
 
     def _forward(self, x: np.ndarray, is_race: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError

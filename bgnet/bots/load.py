@@ -98,8 +98,8 @@ def load_bot(spec: str, device: str = "cpu") -> Bot:
     if low == "gnubg" or low.startswith("gnubg:"):
         from bgnet.bots.gnubg_bots import GnubgBot
 
-        ply = _parse_int(s.split(":", 1)[1], "the ply", spec) if ":" in s else 0
-        return GnubgBot(ply)
+        gnubg_ply = _parse_int(s.split(":", 1)[1], "the ply", spec) if ":" in s else 0
+        return GnubgBot(gnubg_ply)
     path, ply = _split_ply(s)
     if not os.path.exists(path):
         raise BotFileMissing(f"no such checkpoint or bot: {path!r} (built-in opponents: "

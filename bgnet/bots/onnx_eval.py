@@ -110,10 +110,11 @@ class OnnxEvaluator(Evaluator):
         self.path = Path(path)
         self.session = _session(self.path, threads)
         self.metadata = _decode(self.path, self.session.get_modelmeta().custom_metadata_map)
-        self.encoding = self.metadata.get("encoding")
-        if self.encoding not in ENCODINGS:
-            raise BotFileError(f"exported bot {self.path} uses encoding {self.encoding!r}, which this "
+        encoding = self.metadata.get("encoding")
+        if not isinstance(encoding, str) or encoding not in ENCODINGS:
+            raise BotFileError(f"exported bot {self.path} uses encoding {encoding!r}, which this "
                                f"bgnet does not know (known: {', '.join(sorted(ENCODINGS))})")
+        self.encoding = encoding
         inputs = {i.name: i for i in self.session.get_inputs()}
         if INPUT not in inputs or [o.name for o in self.session.get_outputs()] != [OUTPUT]:
             raise BotFileError(f"exported bot {self.path} lacks the '{INPUT}' input or the "

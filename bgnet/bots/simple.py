@@ -7,7 +7,7 @@ argmax over the flat result.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit

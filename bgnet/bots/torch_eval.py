@@ -25,6 +25,7 @@ class NetEvaluator(Evaluator):
     def __init__(self, net: torch.nn.Module, device: str = "cpu", fast: bool = True):
         self.net = net.to(device).eval()
         self.device = device
+        assert isinstance(net.encoding, str), "a value net names its input encoding"
         self.encoding = net.encoding
         self.split = isinstance(net, SplitValueNet)
         # On the CPU, a net the compiled forward pass covers skips torch (same probabilities,

@@ -24,9 +24,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bgnet.cube.cubeful import (CENTRED, MINE, THEIRS, MatchScore, check_probabilities,
-                                match_cubeful, match_cubeless, money_cubeful, money_cubeless,
-                                resolve_efficiency)
+from bgnet.cube.cubeful import (
+    CENTRED,
+    MINE,
+    THEIRS,
+    MatchScore,
+    check_probabilities,
+    match_cubeful,
+    match_cubeless,
+    money_cubeful,
+    money_cubeless,
+    resolve_efficiency,
+)
 from bgnet.cube.met import MatchEquityTable, load_met
 from bgnet.engine.state import CENTERED, MatchContext
 
@@ -61,9 +70,13 @@ class CubeDecision:
     @property
     def equity(self) -> float:
         """Cubeful equity of the proper action."""
+        # A double's equities are None only when the cube is not available, and then the action
+        # is no_double.
         if self.action == "double_take":
+            assert self.double_take is not None, "a double_take decision has its equity"
             return self.double_take
         if self.action == "double_pass":
+            assert self.double_pass is not None, "a double_pass decision has its equity"
             return self.double_pass
         return self.no_double
 

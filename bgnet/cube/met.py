@@ -114,7 +114,7 @@ class MatchEquityTable:
             return float(self.post[my_away - 1])
         return float(self.pre[my_away - 1, opp_away - 1])
 
-    def extended(self, length: int) -> "MatchEquityTable":
+    def extended(self, length: int) -> MatchEquityTable:
         """The table extended (or unchanged) to cover matches of ``length`` points."""
         if length <= self.length:
             return self
@@ -206,12 +206,18 @@ def _leading_comment(path: Path) -> str:
     return raw[start + 4:end].strip() if 0 <= start < end else ""
 
 
+def _me_value(me: ET.Element, el: ET.Element, path: Path) -> float:
+    if me.text is None:
+        raise ValueError(f"{path}: {el.tag} has an empty <me> element; each one holds a number")
+    return float(me.text)
+
+
 def _explicit_rows(el: ET.Element, path: Path) -> list[list[float]]:
     kind = el.get("type", "explicit")
     if kind != "explicit":
         raise ValueError(f"{path}: {el.tag} of type '{kind}' (a formula) is not supported; "
                          "only explicit tables are")
-    rows = [[float(me.text) for me in row.findall("me")] for row in el.findall("row")]
+    rows = [[_me_value(me, el, path) for me in row.findall("me")] for row in el.findall("row")]
     if not rows or not rows[0]:
         raise ValueError(f"{path}: {el.tag} has no <row> of <me> values")
     return rows

@@ -5,8 +5,7 @@ import argparse
 import os
 import sys
 
-from bgnet.arguments import (ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg,
-                       seed_arg)
+from bgnet.arguments import ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg, seed_arg
 from bgnet.errors import BadInputFile
 
 BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "
@@ -113,9 +112,10 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
 def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     """Play what the options ask for; save the games when asked. Returns the result."""
     from bgnet.evaluate import cube_play
-    from bgnet.evaluate.results import COLUMNS
+    from bgnet.evaluate.results import COLUMNS, MatchPlayResult, MoneyCubeResult
 
     duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat), a.quiet
+    result: MatchPlayResult | MoneyCubeResult
     if a.match is not None:
         result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
                                         progress=not quiet, batch=a.batch, keep_records=keep)
@@ -143,6 +143,7 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
         from bgnet.evaluate.match import summarize
 
         # The cubeless summary and JSON, as without --save-mat.
+        assert isinstance(result, MoneyCubeResult), "without --match the games are money games"
         return summarize(result.points, result.rows[:, COLUMNS.index("moves")],
                          result.seconds, result.bot_a, result.bot_b, a.seed, duplicate)
     return result

@@ -40,10 +40,18 @@ import numpy as np
 
 from bgnet.bots.base import Bot
 from bgnet.cube import decide_context, load_met
-from bgnet.engine.game import MAX_CUBE, MOVE, ROLL, Game, Match, RuleError
+from bgnet.engine.game import MAX_CUBE, MOVE, ROLL, Game, GameRecord, Match, MatchRecord, RuleError
 from bgnet.evaluate.match import MAX_TURNS, DiceSequences, seating
-from bgnet.evaluate.results import (COLUMNS, CubeStats, MatchPlayResult, MoneyCubeResult,
-                                    game_rates, game_row, mat_names, money_session)
+from bgnet.evaluate.results import (
+    COLUMNS,
+    CubeStats,
+    MatchPlayResult,
+    MoneyCubeResult,
+    game_rates,
+    game_row,
+    mat_names,
+    money_session,
+)
 from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95, wilson_ci95
 
 
@@ -203,7 +211,8 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
     every game, ``on_done(slot)`` when a slot has nothing left to play."""
     if batch < 1:
         raise ValueError(f"batch must be at least 1; got {batch}")
-    active, started = [], 0
+    active: list[_MatchSlot | _MoneySlot] = []
+    started = 0
     while active or started < total:
         while len(active) < batch and started < total:
             active.append(make_slot(started))
@@ -244,11 +253,12 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     length, matches = _positive(length, "the match length"), _positive(matches, "matches")
     players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
     names = mat_names(players[0].name, players[1].name)
-    rows = [[] for _ in range(matches)]  # per match, so the order does not depend on batching
+    rows: list[list[tuple]] = [[] for _ in range(matches)]  # per match: the order does not depend on batching
     winners = np.full(matches, -1, np.int64)
-    records = [None] * matches if keep_records else None
+    records: list[MatchRecord | None] | None = [None] * matches if keep_records else None
 
     def done(slot: _MatchSlot) -> None:
+        assert slot.match.winner is not None, "a slot is done when its match is over"
         winners[slot.index] = slot.match.winner
         if records is not None:
             records[slot.index] = slot.match.record()
@@ -296,7 +306,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
     dice = DiceSequences(games // 2 if duplicate else games, seed)
     rows = np.zeros((games, len(COLUMNS)), np.int64)
-    kept = [None] * games if keep_records else None
+    kept: list[GameRecord | None] | None = [None] * games if keep_records else None
 
     def game_over(slot: _MoneySlot, game: Game) -> None:
         rows[slot.index] = game_row(game)

@@ -53,7 +53,7 @@ class ErBenchmark:
     def __len__(self) -> int:
         return len(self.boards)
 
-    def head(self, n: int) -> "ErBenchmark":
+    def head(self, n: int) -> ErBenchmark:
         """The first ``n`` decisions."""
         n = min(int(n), len(self))
         m = int(self.offsets[n])
@@ -226,7 +226,8 @@ def losses_of(bench: ErBenchmark, chosen: np.ndarray, name: str = "the bot") -> 
 
 def error_rate(bot: Bot, bench: ErBenchmark, name: str | None = None) -> dict:
     """Error rate in millipoints per decision, overall and by phase, with a 95 % interval."""
-    name = name or getattr(bot, "name", type(bot).__name__)
+    if not name:
+        name = getattr(bot, "name", type(bot).__name__)
     return rate_row(decision_losses(bot, bench) * 1000.0, bench, name)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class CubeStats:
     turned_rate: float
 
     @classmethod
-    def from_rows(cls, rows: np.ndarray) -> "CubeStats":
+    def from_rows(cls, rows: np.ndarray) -> CubeStats:
         c = {name: rows[:, i] for i, name in enumerate(COLUMNS)}
         total = lambda k: int(c[k].sum())  # noqa: E731
         return cls(total("doubles_a"), total("doubles_b"), total("takes_a"), total("takes_b"),
@@ -82,6 +83,9 @@ def game_rates(rows: np.ndarray) -> dict:
 
 class _Saving:
     """JSON and text helpers shared by the two results."""
+
+    # Both subclasses are dataclasses: declared so that the type checker lets fields() see them.
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def to_dict(self) -> dict:
         """The summary as plain JSON-friendly values (no per-game arrays, no records)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -122,7 +122,9 @@ def run_tournament(players: list[Player], games_per_pair: int = 400, seed: int =
     from bgnet.evaluate.match import play_games
 
     if load is None:
-        from bgnet.bots.load import load_bot as load
+        from bgnet.bots.load import load_bot
+
+        load = load_bot
     games_per_pair += games_per_pair % 2
     bots = [load(p.spec) for p in players]
     for p, b in zip(players, bots):
@@ -168,7 +170,7 @@ def plot_ratings(result: TournamentResult, path: str | os.PathLike, title: str =
     fig, ax = plt.subplots(figsize=(7, 4.5))
     trained = [i for i, p in enumerate(result.players) if p.games is not None]
     if trained:
-        xs = [result.players[i].games for i in trained]
+        xs = [p.games for p in result.players if p.games is not None]  # the games of ``trained``
         ax.errorbar(xs, result.ratings[trained], yerr=Z95 * result.rating_se[trained], fmt="o-",
                     capsize=3, label="checkpoints")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -6,5 +6,4 @@ loader, :mod:`bgnet.bots.load`; this module only re-exports their names.
 from __future__ import annotations
 
 from bgnet.bots.load import load_net_bot as load_onnx_bot  # noqa: F401
-from bgnet.bots.onnx_eval import (FORMAT, INPUT, OUTPUT, RACE_INPUT, BotFileError,  # noqa: F401
-                                  OnnxEvaluator, read_metadata)
+from bgnet.bots.onnx_eval import FORMAT, INPUT, OUTPUT, RACE_INPUT, BotFileError, OnnxEvaluator, read_metadata  # noqa: F401

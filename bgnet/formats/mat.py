@@ -112,8 +112,8 @@ def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -
     a, b = record.names
     head = f" {a} : {game.score[0]}"
     lines = [f" Game {game.number}", head.ljust(32) + f"{b} : {game.score[1]}"]
-    entries = [(act.player, _entry_text(act)) for act in game.actions]
-    entries = [(p, t) for p, t in entries if t is not None]
+    texts = [(act.player, _entry_text(act)) for act in game.actions]
+    entries = [(p, t) for p, t in texts if t is not None]
     if game.winner is not None:
         wins = f" Wins {game.points} point{'s' if game.points != 1 else ''}"
         if record.length and game is record.games[-1] and max(final) >= record.length:

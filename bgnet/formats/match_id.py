@@ -42,8 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgnet.engine.state import (CENTERED, GAME_DROPPED, GAME_NONE, GAME_OVER, GAME_PLAYING,
-                                GAME_RESIGNED, MatchContext)
+from bgnet.engine.state import CENTERED, GAME_DROPPED, GAME_NONE, GAME_OVER, GAME_PLAYING, GAME_RESIGNED, MatchContext
 
 ID_LENGTH = 12
 _NBYTES = 9
@@ -94,7 +93,7 @@ def match_id(ctx: MatchContext, *, jacoby_bit: bool = True) -> str:
     """
     values = _fields_of(ctx)
     value = 0
-    for name, shift, width in _FIELDS:
+    for name, shift, _width in _FIELDS:
         value |= values[name] << shift
     if jacoby_bit and (not ctx.is_money or not ctx.jacoby):
         value |= 1 << _JACOBY_OFF_BIT

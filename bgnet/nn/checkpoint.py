@@ -20,12 +20,14 @@ new checkpoints need none of the numpy allowances.
 """
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import pickle
 import re
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import torch
@@ -41,13 +43,17 @@ class CheckpointError(BadInputFile):
     """A checkpoint file that cannot be used; the message names the file and what is wrong."""
 
 
+def _numpy_multiarray() -> ModuleType:
+    """numpy's multiarray module: ``numpy._core`` since numpy 2, ``numpy.core`` before."""
+    try:
+        return importlib.import_module("numpy._core.multiarray")
+    except ImportError:  # pragma: no cover - numpy 1.x
+        return importlib.import_module("numpy.core.multiarray")
+
+
 def _numpy_data_types() -> list:
     """numpy's array and scalar reconstructors: they rebuild data from bytes and call nothing else."""
-    try:
-        from numpy._core import multiarray  # numpy 2
-    except ImportError:  # pragma: no cover - numpy 1.x
-        from numpy.core import multiarray
-
+    multiarray = _numpy_multiarray()
     kinds = [np.dtype, np.ndarray, multiarray._reconstruct, multiarray.scalar]
     kinds += [getattr(np.dtypes, n) for n in dir(np.dtypes) if n.endswith("DType")]
     return kinds
@@ -100,7 +106,8 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
     except pickle.UnpicklingError as e:
         raise CheckpointError(_refusal(path, e)) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
-        raise CheckpointError(f"checkpoint {path} is truncated or corrupt and cannot be read ({_first_line(e)})") from None
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt and cannot be read "
+                              f"({_first_line(e)})") from None
     except Exception as e:  # the restricted unpickler on arbitrary garbage can raise nearly anything
         raise CheckpointError(f"checkpoint {path} is not a readable bgnet checkpoint "
                               f"({type(e).__name__}: {_first_line(e)})") from None

@@ -38,14 +38,22 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from bgnet.nn.encode import (ENCODINGS, encode, encode_afterstates, game_results, num_features,
-                             race_mask)
+from bgnet.nn.encode import ENCODINGS, encode, encode_afterstates, game_results, num_features, race_mask
 from bgnet.nn.layout import CONDITIONAL, weight_names
 from bgnet.nn.layout import FORMAT as LAYOUT_FORMAT
 from bgnet.nn.layout import VERSION as LAYOUT_VERSION
+
 # The torch-free helpers live in bgnet.nn.probs (an exported bot uses them without torch).
-from bgnet.nn.probs import (NUM_OUTPUTS, OUTPUTS, _check_last, equity, flip,  # noqa: F401
-                            probs_from_logits, terminal_probs, terminal_probs_batch)
+from bgnet.nn.probs import (  # noqa: F401
+    NUM_OUTPUTS,
+    OUTPUTS,
+    _check_last,
+    equity,
+    flip,
+    probs_from_logits,
+    terminal_probs,
+    terminal_probs_batch,
+)
 
 ACTIVATIONS = {
     "sigmoid": nn.Sigmoid,
@@ -176,7 +184,7 @@ class ValueNet(nn.Module):
                 "activation": activation}
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "ValueNet":
+    def from_config(cls, cfg: dict) -> ValueNet:
         cfg = dict(cfg)
         kind = cfg.pop("type", "ValueNet")
         if kind != "ValueNet":
@@ -235,7 +243,7 @@ class SplitValueNet(nn.Module):
         return {"type": "SplitValueNet", "contact": self.contact.config(), "race": self.race.config()}
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "SplitValueNet":
+    def from_config(cls, cfg: dict) -> SplitValueNet:
         if cfg.get("type", "SplitValueNet") != "SplitValueNet":
             raise ValueError(f"config describes a {cfg.get('type')}, not a SplitValueNet")
         c, r = cfg["contact"], cfg["race"]
@@ -288,9 +296,11 @@ def _declared_layers(net: ValueNet, prefix: str) -> list[dict]:
                              "net alternates Linear layers and the activations "
                              f"{', '.join(ACTIVATIONS)}")
         pending["activation"] = name
-        if name == "leaky_relu":
+        # _ACTIVATION_NAMES is keyed by exact class, so these isinstance tests pick the same layers
+        # as the names would, and tell the type checker which attribute each one has.
+        if isinstance(module, nn.LeakyReLU):
             pending["alpha"] = float(module.negative_slope)
-        elif name == "elu":
+        elif isinstance(module, nn.ELU):
             pending["alpha"] = float(module.alpha)
         out.append(pending)
         pending = None
@@ -313,9 +323,9 @@ def net_weights(net: nn.Module) -> dict[str, np.ndarray]:
             for name in weight_names(net_layout(net))}
 
 
-def net_from_config(cfg: dict) -> nn.Module:
+def net_from_config(cfg: dict) -> ValueNet | SplitValueNet:
     """Rebuild a :class:`ValueNet` or :class:`SplitValueNet` from its ``config()``."""
-    kinds = {"ValueNet": ValueNet, "SplitValueNet": SplitValueNet}
+    kinds: dict[str, type[ValueNet] | type[SplitValueNet]] = {"ValueNet": ValueNet, "SplitValueNet": SplitValueNet}
     kind = cfg.get("type", "ValueNet")
     if kind not in kinds:
         raise ValueError(f"unknown net type {kind!r}; valid types: {', '.join(kinds)}")

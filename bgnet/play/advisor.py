@@ -13,6 +13,7 @@ the bot's cube settings (match equity table, cube efficiency).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -53,12 +54,10 @@ class Advisor:
     0-ply net if installed, else none) gives probabilities. ``note`` says in words where the
     judge came from, for the person at the table."""
 
-    def __init__(self, bot: Bot, judge: Bot | None | str = "auto"):
+    def __init__(self, bot: Bot, judge: Bot | None | Literal["auto"] = "auto"):
         self.bot = bot
         self.note = ""
-        if judge == "auto":
-            judge = self._default_judge()
-        self.judge = judge
+        self.judge = self._default_judge() if isinstance(judge, str) else judge
 
     def _default_judge(self) -> Bot | None:
         if can_evaluate(self.bot):
@@ -110,6 +109,7 @@ class Advisor:
             out[i] = terminal_probs(int(results[i]))
         live = np.flatnonzero(results == 0)
         if len(live):
+            assert self.judge is not None, "afterstate probabilities are asked for only with a judge"
             opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
             out[live] = flip(np.asarray(self.judge.evaluate(opp_on_roll), np.float64))
         return out
@@ -126,9 +126,10 @@ class Advisor:
     def cube_decision(self, board: np.ndarray, ctx: MatchContext):
         """:class:`bgnet.cube.CubeDecision` for the player on roll of ``ctx``, whose view
         ``board`` is; None without a judge."""
-        probs = self.probabilities(board)
-        if probs is None:
+        if self.judge is None:
             return None
+        probs = self.probabilities(board)
+        assert probs is not None, "a judge gives probabilities"
         from bgnet.cube import decide_context
 
         met, efficiency = self.judge.cube_settings()

@@ -270,6 +270,8 @@ class Seat:
 class _Handler(socketserver.StreamRequestHandler):
     """One GNU Backgammon connection: a line in, a line out, until it hangs up."""
 
+    server: ExternalServer  # the server that made this handler, and holds its player
+
     def handle(self) -> None:
         player: ExternalPlayer = self.server.player
         seat = Seat()

@@ -92,7 +92,7 @@ def _stack_char(mark: str, count: int, r: int) -> str:
     return mark if count > r else ""
 
 
-def _row(cells, r: int, *, top: bool, bar: str) -> str:
+def _row(cells: dict[int, tuple[str, int]], r: int, *, top: bool, bar: str) -> str:
     """One row of checkers: points 13..24 on the top half, 12..1 on the bottom half."""
     left, right = (range(13, 19), range(19, 25)) if top else (range(12, 6, -1), range(6, 0, -1))
     text = lambda pts: "".join(f"{_stack_char(*cells[p], r):^3}" for p in pts)  # noqa: E731

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError
@@ -310,13 +310,14 @@ class PlaySession:
             self.write("You may not double now; roll.")
             return
         else:
-            advice = {"no_double": "no double: roll", "too_good": "too good to double: play on",
-                      "double_take": "double (it is a take)", "double_pass": "double (it is a pass)"}
-            self.write(f"{self._judge_name()} says: {advice[d.action]}.")
+            says = {"no_double": "no double: roll", "too_good": "too good to double: play on",
+                    "double_take": "double (it is a take)", "double_pass": "double (it is a pass)"}
+            self.write(f"{self._judge_name()} says: {says[d.action]}.")
         who = self.bot_name if doubled else "you"
         self.write(f"  cubeful {ctx_note} equity for {who} (on roll): no double {d.no_double:+.3f}, "
                    f"double/take {_num(d.double_take)}, double/pass {_num(d.double_pass)}")
         probs = self.advisor.probabilities(game.board)
+        assert probs is not None, "an advisor with cube advice has a judge, and so probabilities"
         self.write(f"  {_stats(tuple(probs), None)}")
 
     def _judge_name(self) -> str:
@@ -407,14 +408,18 @@ def board_text(game: Game, names: tuple[str, str], human: int = HUMAN) -> str:
     bot = 1 - human
     panel_of = {human: 1, bot: 0}  # players -> rows of the drawing (O on top, X below)
     on_roll = game.player_on_roll
-    rolled = game.phase in (MOVE, OVER) and on_roll is not None and game.dice[0]
+    dice_of = offered_by = None
+    if on_roll is not None:
+        rolled = game.phase in (MOVE, OVER) and game.dice[0]
+        dice_of = panel_of[on_roll] if rolled else None
+        offered_by = panel_of[on_roll] if game.phase == DOUBLED else None
     return render_board(
         game.board_for(human), names=(names[bot], names[human]),
         dice=(max(game.dice), min(game.dice)),
-        dice_of=panel_of[on_roll] if rolled else None, cube_value=game.cube_value,
+        dice_of=dice_of, cube_value=game.cube_value,
         cube_owner=panel_of.get(game.cube_owner, -1), score=(game.score[bot], game.score[human]),
         match_length=game.match_length, crawford=game.crawford,
-        double_offered_by=panel_of[on_roll] if game.phase == DOUBLED else None,
+        double_offered_by=offered_by,
         position_id=position_id(game.board) if on_roll is not None else None,
         match_id=match_id(game.context()) if game.phase != OVER else None)
 

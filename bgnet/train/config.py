@@ -107,8 +107,8 @@ SECTIONS = {"model": ModelConfig, "optim": OptimConfig, "train": TrainConfig, "e
 # DictConfig -> RunConfig
 
 
-def load_config(cfg: DictConfig | dict) -> RunConfig:
-    """The typed, checked config of ``cfg`` (a composed DictConfig or a plain dict)."""
+def load_config(cfg: DictConfig | dict | RunConfig) -> RunConfig:
+    """The typed, checked config of ``cfg`` (a composed DictConfig, a plain dict or a RunConfig)."""
     raw = _plain(cfg)
     sections = {}
     for name, kind in SECTIONS.items():
@@ -119,7 +119,8 @@ def load_config(cfg: DictConfig | dict) -> RunConfig:
     top = {f.name for f in dataclasses.fields(RunConfig)} - set(SECTIONS)
     unknown = sorted(set(raw) - top - set(SECTIONS) - {"hydra", "experiment"})
     if unknown:
-        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {', '.join(sorted(top | set(SECTIONS)))}")
+        known = ", ".join(sorted(top | set(SECTIONS)))
+        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {known}")
     run = RunConfig(**sections, **{k: raw[k] for k in top if k in raw})
     check(run)
     return run
@@ -130,15 +131,19 @@ def validate(cfg: DictConfig | dict) -> RunConfig:
     return load_config(cfg)
 
 
-def _plain(cfg) -> dict:
+def _plain(cfg: DictConfig | dict | RunConfig) -> dict:
     if isinstance(cfg, RunConfig):
         return cfg.to_dict()
     if isinstance(cfg, dict):
         return cfg
     try:
-        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except Exception as e:  # a missing mandatory value, an interpolation error
         raise ConfigError(f"config cannot be resolved: {e}") from None
+    if not isinstance(plain, dict):
+        raise ConfigError(f"a config is a mapping of sections, not a {type(plain).__name__}; "
+                          "give it as key: value lines")
+    return plain
 
 
 def _build(kind, values: dict, section: str):

@@ -21,13 +21,14 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from omegaconf import DictConfig
 
 from bgnet.bots.net import NetEvaluator
-from bgnet.nn.model import net_from_config
+from bgnet.nn.model import SplitValueNet, ValueNet, net_from_config
 from bgnet.train.config import ConfigError, RunConfig, load_config
 from bgnet.train.learn import concat_games, set_threads
 from bgnet.train.selfplay import FinishedGames, SelfPlayPool
@@ -183,7 +184,7 @@ class WorkerGroup:
         self.incarnation = [0] * n
         self.pending: dict = {}  # ObjectRef -> (worker index, games asked for; 0 for a probe)
         self.ready: set[int] = set()
-        self.handles = [None] * n
+        self.handles: list[Any] = [None] * n  # ray actor handles
         self.failures = 0
         self.pids: set[int] = set()  # processes that delivered games
         for i in range(n):
@@ -280,7 +281,7 @@ class RaySource:
     still wants. Worker dice are seeded by (seed, games at start, worker, incarnation).
     """
 
-    def __init__(self, cfg: RunConfig, net: torch.nn.Module, version: int, games_at_start: int):
+    def __init__(self, cfg: RunConfig, net: ValueNet | SplitValueNet, version: int, games_at_start: int):
         self.settings = dataclasses.asdict(cfg.ray)
         self.ray = import_ray(local=self.settings["address"] is None)
         self.connected = connect(self.ray, self.settings)

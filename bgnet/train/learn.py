@@ -27,7 +27,9 @@ def set_threads(n: int) -> int:
 
     n = n or os.cpu_count() or 1
     torch.set_num_threads(n)
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    # numba's config module sets its NUMBA_* values at import time through globals(), which
+    # numba's type information does not declare.
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     return n
 
 
@@ -37,7 +39,7 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def build_net(model: ModelConfig) -> torch.nn.Module:
+def build_net(model: ModelConfig) -> ValueNet | SplitValueNet:
     hidden = list(model.hidden)
     if model.split:
         race = list(model.race_hidden) if model.race_hidden is not None else hidden
@@ -73,7 +75,8 @@ def search_targets(bot: NetBot, boards: np.ndarray, returns: np.ndarray, weight:
 
 
 def weight_norm(net: torch.nn.Module) -> float:
-    return float(torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters())))
+    # A zero tensor to start the sum from (a 0-dim CPU tensor adds to a tensor on any device).
+    return float(torch.sqrt(sum(((p.detach() ** 2).sum() for p in net.parameters()), torch.zeros(()))))
 
 
 class Learner:

@@ -35,9 +35,19 @@ from bgnet.bots.net import NetBot
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.model import net_from_config
 from bgnet.train.config import RunConfig, load_config
-from bgnet.train.learn import (Learner, build_net, build_optimizer, concat_games, learn_step,
-                               learning_rate, resolve_device, searcher_for, set_threads, weight_norm)
-from bgnet.train.learn import search_targets  # noqa: F401  (still importable from here)
+from bgnet.train.learn import (
+    Learner,
+    build_net,
+    build_optimizer,
+    concat_games,
+    learn_step,
+    learning_rate,
+    resolve_device,
+    search_targets,  # noqa: F401  (still importable from here)
+    searcher_for,
+    set_threads,
+    weight_norm,
+)
 from bgnet.train.resume import Requested, reconcile
 from bgnet.train.selfplay import FinishedGames
 from bgnet.train.sources import GameSource, LocalSource
@@ -105,7 +115,7 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
 
     was_training = net.training
     me = NetBot(net, device=device, name="current")
-    out = {}
+    out: dict[str, dict] = {}
     specs = list(opponents) + ([previous] if previous else [])
     for spec in specs:
         try:
@@ -316,6 +326,7 @@ class Trainer:
 
         def step(lr: float):
             nonlocal buffer, buffered
+            assert self.source is not None, "batched training draws its games from a source"
             fin = self.source.next_games(self.total - self.games)
             if len(fin.results):
                 buffer.append(fin)

@@ -34,7 +34,7 @@ class OnlineTD:
         self.split = isinstance(net, SplitValueNet)
         self.names = [n for n, _ in net.named_parameters()]
 
-    def _value_and_jacobian(self, board: np.ndarray):
+    def _value_and_jacobian(self, board: np.ndarray) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         x = torch.from_numpy(encode(board[None], self.net.encoding)).to(self.device)
         params = {n: p.detach() for n, p in self.net.named_parameters()}
         extra = (torch.from_numpy(race_mask(board[None])).to(self.device),) if self.split else ()

@@ -122,5 +122,6 @@ def _reconcile_optim(want: OptimConfig, checkpoint: dict, requested: Requested, 
         if requested(f"optim.{key}") or key not in values:
             values[key] = getattr(want, key)
     got = OptimConfig(**values)
-    notes.append(f"the optimizer is the checkpoint's: {', '.join(f'optim.{k}={v!r}' for k, v in dataclasses.asdict(got).items())}")
+    settings = ", ".join(f"optim.{k}={v!r}" for k, v in dataclasses.asdict(got).items())
+    notes.append(f"the optimizer is the checkpoint's: {settings}")
     return got

@@ -289,7 +289,7 @@ class FastForward:
         self._setup(net_layout(net), _ParameterViews(net), parallel)
 
     @classmethod
-    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> "FastForward":
+    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> FastForward:
         """The pass over weights found by their declared names (``{name: array}``, e.g. the
         initializers of an exported bot); the arrays are copied once, as float32. A malformed
         layout or missing or misshapen weights raise :class:`bgnet.nn.layout.LayoutError`, a
@@ -358,10 +358,11 @@ class FastForward:
         acts, names = self._subnets[sub]
         ws = tuple(weights[w] for w, _ in names)
         bs = tuple(weights[b] for _, b in names)
-        finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
-        if finite:
-            run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
-            return run(boards, roll_row, acts, *tables, bs[0], ws[1:], bs[1:], out)
+        if n > _SMALL:
+            finite, (tpt, tbar, toff, flags, extra) = _tables(ws[0], self.n_extra)
+            if finite:
+                run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
+                return run(boards, roll_row, acts, tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], out)
         bad = _first_bad_board(boards)
         if bad < 0:
             x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)

@@ -21,6 +21,8 @@ gradient, so its parameters are not stepped at all (see :class:`FastLearner`).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from numba import njit
@@ -29,6 +31,9 @@ from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.fast.forward import supports
 from bgnet.nn.fast.kernels import (_EXACT_FLAGS, _F0, _F1, _F2, _SUM_FLAGS, _activate_rows,
                                    _dense_rows, _sigmoid32, activation_codes)
+
+if TYPE_CHECKING:  # bgnet.nn.model imports this package: only the type checker reads it here
+    from bgnet.nn.model import SplitValueNet, ValueNet
 
 
 def _view(t: torch.Tensor) -> np.ndarray:
@@ -290,7 +295,7 @@ class FastLearner:
     (True, 1)
     """
 
-    def __init__(self, net: torch.nn.Module, optimizer: torch.optim.Optimizer):
+    def __init__(self, net: ValueNet | SplitValueNet, optimizer: torch.optim.Optimizer):
         reason = learner_unsupported(net, optimizer)
         if reason is not None:
             raise ValueError(f"FastLearner cannot run {reason}")
@@ -299,8 +304,8 @@ class FastLearner:
         subnets = _subnet_parameters(net)
         self.split = len(subnets) == 2
         self._acts = tuple(act for act, _ in subnets)
-        self._params = []  # every weight and bias, sub-net after sub-net
-        self._members = []  # per sub-net: the indices of its parameters in self._params
+        self._params: list[torch.Tensor] = []  # every weight and bias, sub-net after sub-net
+        self._members: list[tuple[int, ...]] = []  # per sub-net: the indices of its parameters in self._params
         for _, own in subnets:
             self._members.append(tuple(range(len(self._params), len(self._params) + len(own))))
             self._params += own
@@ -326,7 +331,7 @@ class FastLearner:
 
     def _has_state(self, p) -> bool:
         state = self.opt.state.get(p)
-        return bool(state) and "step" in state
+        return state is not None and "step" in state
 
     def _init_state(self, p) -> None:
         """Adam's state for ``p``, created as torch creates it at the parameter's first step.
@@ -440,7 +445,8 @@ class FastLearner:
         # Read afresh at every step: a schedule may have changed the learning rate.
         hyper = np.array([(g["lr"], *g["betas"], g["eps"], g["weight_decay"],
                            -1.0 if g["maximize"] else 1.0) for g in self.opt.param_groups])
-        _adam_step(*args, hyper)
+        ps, gs, ms, vs, steps, group_of = args
+        _adam_step(ps, gs, ms, vs, steps, group_of, hyper)
 
     def _sgd(self, v, members: list) -> None:
         hyper = np.empty((len(members), 7))
