@@ -428,6 +428,7 @@ def _log_eval(writer, res: dict, games: int, bar) -> None:
     for opp, r in res.items():
         if "ppg" in r:
             writer.add_scalar(f"eval/ppg_vs_{opp}", r["ppg"], games)
+            writer.add_scalar(f"eval/ppg_ci95_vs_{opp}", r["ppg_ci95"], games)  # bgnet plot's band
             writer.add_scalar(f"eval/win_rate_vs_{opp}", r["win_rate"], games)
     if bar is not None:
         bar.write(_format_eval(res, games))
