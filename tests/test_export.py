@@ -27,7 +27,7 @@ from bgnet.engine.state import MatchContext
 from bgnet.export.onnx_bot import BotFileError, OnnxEvaluator, load_onnx_bot, read_metadata
 from bgnet.export.onnx_export import ExportError, build_model, export_onnx
 from bgnet.formats.match_id import match_id
-from bgnet.formats.position_id import board_from_position_id, position_id
+from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.nn.checkpoint import CheckpointError, save_checkpoint
 from bgnet.nn.encode import race_mask
 from bgnet.nn.model import OUTPUTS, SplitValueNet, ValueNet

@@ -10,7 +10,7 @@ from bgnet.engine.sampling import sample_positions
 from bgnet.engine import board_from_position_id, position_id
 from bgnet.engine.board import game_result, start_position, swap
 from bgnet.engine.movegen import generate
-from bgnet.formats.position_id import board_from_position_key, position_key
+from bgnet.engine.position_id import board_from_position_key, position_key
 
 try:  # the reference packages are a test extra
     import gnubg_nn

@@ -164,7 +164,7 @@ class Bot:
         ``legal_moves`` lists. When no move is legal the turn passes: ``("", position_id)``.
         """
         from bgnet.engine.notation import format_move
-        from bgnet.formats.position_id import board_from_position_id, position_id as pid
+        from bgnet.engine.position_id import board_from_position_id, position_id as pid
 
         a, b = _die(d1, "the first die"), _die(d2, "the second die")
         board = board_from_position_id(position_id)
@@ -176,7 +176,7 @@ class Bot:
     def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
         """Cubeless probabilities and equity of the player on roll in ``position_id``, before
         rolling, at ``ply`` (None: the bot's own depth)."""
-        from bgnet.formats.position_id import board_from_position_id
+        from bgnet.engine.position_id import board_from_position_id
 
         board = board_from_position_id(position_id)
         p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)

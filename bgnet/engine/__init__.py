@@ -3,6 +3,6 @@
 The public names below are the stable API; the submodules hold the details.
 """
 from bgnet.engine.api import legal_moves
-from bgnet.formats.position_id import board_from_position_id, position_id
+from bgnet.engine.position_id import board_from_position_id, position_id
 
 __all__ = ["legal_moves", "position_id", "board_from_position_id"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from bgnet.engine.movegen import generate
 from bgnet.engine.notation import format_move
-from bgnet.formats.position_id import board_from_position_id, position_id
+from bgnet.engine.position_id import board_from_position_id, position_id
 
 
 def _check_die(d, name: str) -> int:
