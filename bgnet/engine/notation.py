@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bgnet.engine.board import as_board
+from bgnet.engine.board import as_board, check_die
 from bgnet.engine.movegen import generate
 
 BAR_POINT = 25
@@ -223,10 +223,10 @@ def _parse_text(text: str) -> list[_Part]:
 
 
 def _dice_list(d1: int, d2: int) -> list[int]:
-    for d in (d1, d2):
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
-            raise ValueError(f"dice are whole numbers from 1 to 6; got {d1!r} and {d2!r}")
-    d1, d2 = int(d1), int(d2)
+    try:
+        d1, d2 = check_die(d1), check_die(d2)
+    except ValueError:
+        raise ValueError(f"dice are whole numbers from 1 to 6; got {d1!r} and {d2!r}") from None
     return [d1] * 4 if d1 == d2 else [max(d1, d2), min(d1, d2)]
 
 
