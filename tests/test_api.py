@@ -12,7 +12,9 @@ from bgnet.engine.sampling import sample_positions
 from bgnet.cli import main
 from bgnet.engine import board_from_position_id, legal_moves, position_id
 from bgnet.engine.board import game_result, start_position, swap
+from bgnet.engine.api import _legal_moves_checked
 from bgnet.engine.movegen import generate
+from bgnet.engine.notation import format_move, write_move
 
 try:  # the reference packages are a test extra
     import gnubg
@@ -154,6 +156,33 @@ def test_no_legal_move_passes_the_turn():
         for d2 in range(1, 7):
             assert legal_moves(pid, d1, d2) == [("", position_id(swap(closed)))]
             assert gnubg_nn.moves(closed.tolist(), d1, d2, 1) == ()
+
+
+def test_compiled_notation_is_format_move():
+    scratch = np.empty(40, np.int64)
+    text = np.zeros(64, np.uint8)
+    boards, dice = sample_positions(3000, seed=21)
+    checked = 0
+    for b, (d1, d2) in zip(boards, dice):
+        _, steps = generate(b, int(d1), int(d2))
+        for s in steps:
+            n = write_move(s, b[0], text, 0, scratch)
+            assert text[:n].tobytes().decode("ascii") == format_move(s, b)
+            checked += 1
+    assert checked > 30_000
+
+
+def test_compiled_path_equals_the_checked_path():
+    for b, d1, d2 in POSITIONS + selfplay_positions(8, 600):
+        pid = position_id(b)
+        assert legal_moves(pid, d1, d2) == _legal_moves_checked(pid, max(d1, d2), min(d1, d2))
+    # Other spellings and very many moves take the checked path and give the same answer.
+    assert legal_moves(" 4HPwATDgc/ABMA== ", 3, 1) == legal_moves("4HPwATDgc/ABMA", 3, 1)
+    open_board = np.zeros((2, 25), np.int8)
+    open_board[1, [23, 20, 17, 14, 11, 8, 5, 2]] = [2, 2, 2, 2, 2, 2, 2, 1]
+    open_board[0, 24] = 15
+    pid = position_id(open_board)
+    assert len(legal_moves(pid, 1, 1)) == len(_legal_moves_checked(pid, 1, 1)) > 100
 
 
 @pytest.mark.parametrize("d1, d2, words", [

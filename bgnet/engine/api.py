@@ -6,6 +6,10 @@ has the OPPONENT on roll, so it can be passed straight back to :func:`legal_move
 opponent's turn, or pasted into GNU Backgammon. In board terms the next position is
 :func:`bgnet.engine.board.swap` of the mover's afterstate.
 
+Speed: one call is one compiled kernel (decode the ID, generate, write every notation and next
+ID as text) and one split of that text in Python, with buffers kept between calls; the checked
+Python readers only run to say what is wrong with a bad ID.
+
 >>> moves = legal_moves("4HPwATDgc/ABMA", 3, 1)
 >>> len(moves)
 16
@@ -16,10 +20,86 @@ opponent's turn, or pasted into GNU Backgammon. In board terms the next position
 """
 from __future__ import annotations
 
-from bgnet.engine.board import check_die, swap
-from bgnet.engine.movegen import generate
-from bgnet.engine.notation import format_move
-from bgnet.engine.position_id import board_from_position_id, position_id
+import numpy as np
+from numba import njit
+
+from bgnet.engine.board import check_die
+from bgnet.engine.movegen import _SMALL_TABLE, _generate_one
+from bgnet.engine.notation import write_move
+from bgnet.engine.position_id import (ID_LENGTH, board_from_position_id, read_position_id,
+                                      write_position_id)
+
+_ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
+_TEXT_PER_MOVE = 80  # notation (at most 60 bytes), separators and the 14-character next ID
+_SEP = 10  # "\n" separates notations and IDs in the kernel's text
+
+# Codes the kernel returns instead of a length.
+_GAME_OVER, _BAD_ID, _NO_ROOM = -1, -2, -3
+
+
+class _Workspace:
+    """Buffers the kernel reuses from call to call (one set per process; not for threads)."""
+
+    def __init__(self):
+        self.boards = np.empty((_ROWS, 2, 25), np.int8)
+        self.moves = np.empty((_ROWS, 4, 2), np.int8)
+        # Rows: depth, die, key of each afterstate; the dedup table's keys, rows and stamps
+        # (stamps start at -1: no entry); row 6 holds the stamp of the next position.
+        self.ints = np.zeros((7, _ROWS), np.int64)
+        self.ints[5, :_SMALL_TABLE] = -1
+        self.board = np.empty((2, 25), np.int8)
+        self.text = np.empty(_ROWS * _TEXT_PER_MOVE, np.uint8)
+
+
+_WS = _Workspace()
+
+
+@njit(cache=True)
+def _generate_kept(board, d1, d2, boards, moves, ints):
+    """Legal afterstates of one position into the kept buffers: their count (0: no legal move),
+    -1 when the buffers are too small."""
+    stamp = ints[6, 0]
+    ints[6, 0] = stamp + 1
+    tables = (ints[3, :_SMALL_TABLE], ints[4, :_SMALL_TABLE], ints[5, :_SMALL_TABLE])
+    scratch = np.zeros((9, 25), np.int64)
+    return _generate_one(board, d1, d2, boards, moves, ints[0], ints[1], ints[2], 0, tables,
+                         stamp, scratch)
+
+
+@njit(cache=True)
+def _game_over(board) -> bool:
+    a = 0
+    b = 0
+    for i in range(25):
+        a += board[0, i]
+        b += board[1, i]
+    return a == 0 or b == 0
+
+
+@njit(cache=True)
+def _legal_moves_text(pid, d1, d2, board, boards, moves, ints, text):
+    """Every legal move of the position ``pid`` (ASCII codes) as text, "notation\nnext ID" per
+    move joined by "\n"; returns the text's length or one of the negative codes above."""
+    if not read_position_id(pid, board):
+        return _BAD_ID
+    if _game_over(board):
+        return _GAME_OVER
+    n = _generate_kept(board, d1, d2, boards, moves, ints)
+    if n < 0:
+        return _NO_ROOM
+    if n == 0:  # the turn passes: no notation, the same checkers with the opponent on roll
+        text[0] = _SEP
+        return write_position_id(board[1], board[0], text, 1)
+    pos = 0
+    scratch = np.empty(40, np.int64)
+    for r in range(n):
+        if r > 0:
+            text[pos] = _SEP
+            pos += 1
+        pos = write_move(moves[r], board[0], text, pos, scratch)
+        text[pos] = _SEP
+        pos = write_position_id(boards[r, 1], boards[r, 0], text, pos + 1)
+    return pos
 
 
 def legal_moves(position_id_: str, d1: int, d2: int) -> list[tuple[str, str]]:
@@ -34,10 +114,34 @@ def legal_moves(position_id_: str, d1: int, d2: int) -> list[tuple[str, str]]:
     """
     a = check_die(d1, "the first die")
     b = check_die(d2, "the second die")
+    if a < b:
+        a, b = b, a
+    ws = _WS
+    code = _BAD_ID
+    if isinstance(position_id_, str) and len(position_id_) == ID_LENGTH and position_id_.isascii():
+        code = _legal_moves_text(position_id_.encode("ascii"), a, b, ws.board, ws.boards,
+                                 ws.moves, ws.ints, ws.text)
+    if code >= 0:
+        parts = ws.text[:code].tobytes().decode("ascii").split("\n")
+        it = iter(parts)
+        return list(zip(it, it))
+    if code == _GAME_OVER:
+        return []
+    return _legal_moves_checked(position_id_, a, b)
+
+
+def _legal_moves_checked(position_id_, d1: int, d2: int) -> list[tuple[str, str]]:
+    """The plain path: an ID in another spelling (padding, spaces), a bad one (the checked reader
+    says what is wrong) or a position with more afterstates than the kept buffers hold."""
+    from bgnet.engine.board import swap
+    from bgnet.engine.movegen import generate
+    from bgnet.engine.notation import format_move
+    from bgnet.engine.position_id import position_id
+
     board = board_from_position_id(position_id_)
     if game_over(board):
         return []
-    after, steps = generate(board, max(a, b), min(a, b))
+    after, steps = generate(board, d1, d2)
     if len(after) == 0:
         return [("", position_id(swap(board)))]
     return [(format_move(s, board), position_id(x[::-1])) for x, s in zip(after, steps)]

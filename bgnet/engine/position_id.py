@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from bgnet.engine.board import as_board
 
@@ -37,6 +38,10 @@ _NBITS = 8 * _NBYTES
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_INDEX = {c: i for i, c in enumerate(_B64)}
 _SIDE_NAMES = ("opponent", "player on roll")
+# The same alphabet as bytes, and its inverse (255: not base64), for the compiled coder below.
+_B64_CODES = np.frombuffer(_B64.encode("ascii"), np.uint8).copy()
+_B64_VALUES = np.full(256, 255, np.uint8)
+_B64_VALUES[_B64_CODES] = np.arange(64, dtype=np.uint8)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,3 +171,105 @@ def board_from_position_key(key: str) -> np.ndarray:
         raise ValueError(f"position key {key!r} has character {bad[0]!r}; only the letters A to P are used")
     data = bytes(((ord(text[2 * i]) - 65) << 4) | (ord(text[2 * i + 1]) - 65) for i in range(_NBYTES))
     return _board_from_bytes(data, f"position key {key!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled coder: the same bits, for the per-call API (no checks beyond what decoding needs)
+
+
+@njit(cache=True)
+def write_position_id(first, second, out, pos):
+    """Write the Position ID of the board ``[first, second]`` (two 25-long rows; ``second`` on
+    roll) as 14 ASCII bytes into ``out[pos:pos + 14]``; returns ``pos + 14``.
+
+    The caller vouches for the board (what :func:`position_id` checks). Passing the rows of an
+    afterstate in swapped order gives the ID of the position with the opponent on roll.
+    """
+    # The 80 bits as two words (bit k of the string is bit k of lo, then of hi), no allocation.
+    lo = np.uint64(0)
+    hi = np.uint64(0)
+    k = 0
+    for side in range(2):
+        row = first if side == 0 else second
+        for slot in range(25):
+            for _ in range(row[slot]):
+                if k < 64:
+                    lo |= np.uint64(1) << np.uint64(k)
+                else:
+                    hi |= np.uint64(1) << np.uint64(k - 64)
+                k += 1
+            k += 1
+    # Base64 of the 10 bytes read as one big-endian number followed by 4 zero bits: stream bit
+    # s is bit 7 - s % 8 of byte s // 8, i.e. string bit 8 (s // 8) + 7 - s % 8.
+    for i in range(ID_LENGTH):
+        v = 0
+        for j in range(6):
+            s = 6 * i + j
+            v <<= 1
+            if s < _NBITS:
+                b = 8 * (s >> 3) + 7 - (s & 7)
+                word = lo if b < 64 else hi
+                v |= int((word >> np.uint64(b & 63)) & np.uint64(1))
+        out[pos + i] = _B64_CODES[v]
+    return pos + ID_LENGTH
+
+
+@njit(cache=True)
+def read_position_id(text, board):
+    """Decode a 14-character Position ID (any sequence of 14 character codes) into ``board``
+    (int8[2, 25]); True when it is a valid position, False for anything
+    :func:`board_from_position_id` would refuse (which then says why)."""
+    if len(text) != ID_LENGTH:
+        return False
+    # Stream bit s (6 per character, most significant first) is string bit 8 (s // 8) + 7 - s % 8.
+    lo = np.uint64(0)
+    hi = np.uint64(0)
+    for i in range(ID_LENGTH):
+        c = text[i]
+        if c > 255 or _B64_VALUES[c] == 255:
+            return False
+        v = int(_B64_VALUES[c])
+        for j in range(6):
+            if (v >> (5 - j)) & 1:
+                s = 6 * i + j
+                if s >= _NBITS:
+                    return False  # the 4 bits after the 80 are set
+                b = 8 * (s >> 3) + 7 - (s & 7)
+                if b < 64:
+                    lo |= np.uint64(1) << np.uint64(b)
+                else:
+                    hi |= np.uint64(1) << np.uint64(b - 64)
+    k = 0
+    for side in range(2):
+        total = 0
+        for slot in range(25):
+            cnt = 0
+            while k < _NBITS and ((lo if k < 64 else hi) >> np.uint64(k & 63)) & np.uint64(1):
+                cnt += 1
+                k += 1
+            if k >= _NBITS:
+                return False
+            k += 1
+            total += cnt
+            if total > 15:
+                return False
+            board[side, slot] = cnt
+    if k < 64:
+        if lo >> np.uint64(k) != 0 or hi != 0:
+            return False
+    elif hi >> np.uint64(k - 64) != 0:
+        return False
+    for i in range(24):
+        if board[1, i] > 0 and board[0, 23 - i] > 0:
+            return False
+    return True
+
+
+def fast_board_from_position_id(pid: str) -> np.ndarray:
+    """:func:`board_from_position_id` through the compiled decoder, falling back to the checked
+    reader (and its message) for anything unusual."""
+    board = np.empty((2, 25), np.int8)
+    if isinstance(pid, str) and len(pid) == ID_LENGTH and pid.isascii():
+        if read_position_id(pid.encode("ascii"), board):
+            return board
+    return board_from_position_id(pid)
