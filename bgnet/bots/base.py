@@ -73,6 +73,9 @@ def _accepting_position_ids(method):
     return evaluate
 
 
+_NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
+
+
 class Bot:
     """Base class. Subclasses implement ``choose_move`` or ``choose_moves`` (or both)."""
 
@@ -160,27 +163,26 @@ class Bot:
         ValueError for a finished game (a side has borne off all its checkers), a bad ID or dice
         outside 1..6.
         """
-        from bgnet.engine.api import game_over
-        from bgnet.engine.board import swap
-        from bgnet.engine.notation import format_move
-        from bgnet.engine.position_id import board_from_position_id, position_id as pid
+        from bgnet.engine.api import count_moves, move_text
+        from bgnet.engine.position_id import fast_board_from_position_id
 
         a, b = check_die(d1, "the first die"), check_die(d2, "the second die")
-        board = board_from_position_id(position_id)
-        if game_over(board):
+        board = fast_board_from_position_id(position_id)
+        n = count_moves(board, a, b)
+        if n < 0:
             raise ValueError(f"the game in {position_id!r} is over: a side has borne off all its "
                              "checkers, so there is no move to play")
-        if len(generate(board, a, b)[0]) == 0:
-            return "", pid(swap(board))
+        if n == 0:
+            return move_text(board, _NO_STEPS, board)
         after, steps = self._choose_one(board, a, b, ply)
-        return format_move(steps, board), pid(after[::-1])
+        return move_text(board, steps, after)
 
     def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
         """Cubeless probabilities and equity of the player on roll in ``position_id``, before
         rolling, at ``ply`` (None: the bot's own depth)."""
-        from bgnet.engine.position_id import board_from_position_id
+        from bgnet.engine.position_id import fast_board_from_position_id
 
-        board = board_from_position_id(position_id)
+        board = fast_board_from_position_id(position_id)
         p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
         eq = 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
         used = ply if ply is not None else getattr(self, "ply", None)

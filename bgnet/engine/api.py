@@ -102,6 +102,47 @@ def _legal_moves_text(pid, d1, d2, board, boards, moves, ints, text):
     return pos
 
 
+@njit(cache=True)
+def _count_moves(board, d1, d2, boards, moves, ints):
+    """The number of legal moves of ``board`` (0: the turn passes); -1 when the game is over, -3
+    when the kept buffers are too small to tell."""
+    if _game_over(board):
+        return _GAME_OVER
+    n = _generate_kept(board, d1, d2, boards, moves, ints)
+    return _NO_ROOM if n < 0 else n
+
+
+@njit(cache=True)
+def _move_text(board, steps, after, text):
+    """"notation\nnext ID" of one move: ``steps`` played on ``board`` gave ``after``."""
+    scratch = np.empty(40, np.int64)
+    pos = write_move(steps, board[0], text, 0, scratch)
+    text[pos] = _SEP
+    return write_position_id(after[1], after[0], text, pos + 1)
+
+
+def count_moves(board: np.ndarray, d1: int, d2: int) -> int:
+    """How many legal moves ``board`` (int8[2, 25], the mover on roll; checked dice) has: 0 when
+    the turn passes, -1 when the game is over."""
+    ws = _WS
+    n = _count_moves(board, d1, d2, ws.boards, ws.moves, ws.ints)
+    if n == _NO_ROOM:
+        from bgnet.engine.movegen import generate
+
+        n = len(generate(board, d1, d2)[0])
+    return n
+
+
+def move_text(board: np.ndarray, steps, after: np.ndarray) -> tuple[str, str]:
+    """``(notation, next Position ID)`` of a move: ``steps`` (int[4, 2], -1 padded) played on
+    ``board`` gave the afterstate ``after`` (``[opponent, mover]``); the next ID has the
+    opponent on roll. Empty steps with ``after`` equal to ``board`` are a pass."""
+    text = _WS.text
+    n = _move_text(board, np.asarray(steps, np.int8), after, text)
+    note, nxt = text[:n].tobytes().decode("ascii").split("\n")
+    return note, nxt
+
+
 def legal_moves(position_id_: str, d1: int, d2: int) -> list[tuple[str, str]]:
     """Every distinct legal move of the position, as ``(notation, next Position ID)`` pairs.
 

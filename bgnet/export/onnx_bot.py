@@ -120,7 +120,7 @@ def _compiled_forward(ev: OnnxEvaluator):
         return None
     if not supports(net):
         return None
-    fast = FastForward(net)
+    fast = FastForward(net, frozen=True)  # an exported bot's weights never change
     # Same weights, same float32 arithmetic up to rounding: anything more is a mismatch of
     # layouts, and onnxruntime keeps the job.
     from bgnet.engine.board import start_position

@@ -412,6 +412,9 @@ class FastForward:
     of an afterstate as written is also the mask of the position it becomes (what the evaluator
     passes to torch). Each sub-net runs on its own rows and the results are put back in order.
 
+    ``frozen``: the weights will not change (an exported bot): the first-layer tables and the
+    weight views are built once and kept, and every batch, however small, takes the table path.
+
     ``parallel``: share large batches among numba's threads (``numba.set_num_threads``). Off by
     default: the trainer runs one thread per process, and numba's threading layer here (GNU
     OpenMP) does not survive a ``fork`` once started.
@@ -422,7 +425,7 @@ class FastForward:
     (1, 5)
     """
 
-    def __init__(self, net: torch.nn.Module, parallel: bool = False):
+    def __init__(self, net: torch.nn.Module, parallel: bool = False, frozen: bool = False):
         if not supports(net):
             raise ValueError("FastForward runs CPU float32 ValueNets (or SplitValueNets of two) "
                              "with sigmoid, tanh or relu hidden layers on the tesauro or extended "
@@ -431,6 +434,23 @@ class FastForward:
         self.split = _is_split(net)
         self.n_extra = net.num_inputs - EXTRA_START
         self.parallel = bool(parallel)
+        self.frozen = bool(frozen)
+        self._kept = {}  # id(sub-net) -> _prepare's answer, when frozen
+
+    def _prepare(self, net, want_tables: bool):
+        """``(act, ws, bs, finite, tables)`` of one ValueNet: kept between calls when frozen
+        (otherwise the weights are read again, so training is followed)."""
+        kept = self._kept.get(id(net))
+        if kept is not None:
+            return kept
+        layers = _linears(net)
+        ws = tuple(_view(l.weight) for l in layers)
+        bs = tuple(_view(l.bias) for l in layers)
+        finite, tables = _tables(ws[0], self.n_extra) if want_tables or self.frozen else (False, None)
+        prepared = (_ACT[net.activation], ws, bs, finite, tables)
+        if self.frozen:
+            self._kept[id(net)] = prepared
+        return prepared
 
     def _run(self, boards: np.ndarray, roll_row: int) -> np.ndarray:
         boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
@@ -469,12 +489,8 @@ class FastForward:
         """Probabilities of one ValueNet on contiguous ``boards`` into ``out``; returns the
         first invalid board's index or -1 (``out`` is then incomplete)."""
         n = len(boards)
-        layers = _linears(net)
-        ws = tuple(_view(l.weight) for l in layers)
-        bs = tuple(_view(l.bias) for l in layers)
-        act = _ACT[net.activation]
-        finite, tables = _tables(ws[0], self.n_extra) if n > _SMALL else (False, None)
-        if finite:
+        act, ws, bs, finite, tables = self._prepare(net, n > _SMALL)
+        if finite and (n > _SMALL or self.frozen):
             run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
             return run(boards, roll_row, act, *tables, bs[0], ws[1:], bs[1:], out)
         bad = _first_bad_board(boards)
