@@ -9,6 +9,7 @@ pytest.importorskip("onnxruntime")
 
 import bgnet  # noqa: E402
 from bgnet.bots import default_bot_path  # noqa: E402
+from bgnet.bearoff.database import is_bearoff  # noqa: E402
 from bgnet.bots.zero_ply import choose_zero_ply  # noqa: E402
 from bgnet.engine.position_id import position_id  # noqa: E402
 from bgnet.engine.sampling import sample_positions  # noqa: E402
@@ -22,30 +23,49 @@ def bot():
 
 
 def test_same_choice_as_the_batch_path(bot):
+    from bgnet.bearoff import get_database
+
+    get_database()  # loaded: bear-off afterstates are answered in the one call too
     boards, dice = sample_positions(2500, seed=17)
-    quick = 0
+    quick = bearoff = 0
     for b, (d1, d2) in zip(boards, dice):
         d1, d2 = int(d1), int(d2)
         got = choose_zero_ply(bot.eval, b, d1, d2)
-        if got is None:
+        after, steps = bot.choose_moves(b[None], np.array([[d1, d2]]))
+        if got is None:  # only when no move is legal
+            assert not (steps[0] >= 0).any()
             continue
         quick += 1
-        after, steps = bot.choose_moves(b[None], np.array([[d1, d2]]))
+        bearoff += bool(is_bearoff(b[None])[0])
         assert np.array_equal(got[0], after[0]) and np.array_equal(got[1], steps[0])
-    assert quick > 1500  # most positions take the one-call path
+    assert quick > 2000 and bearoff > 50
 
 
-def test_general_path_cases_are_left_to_it(bot):
+def test_finished_games_and_bear_offs(bot):
+    # Moves that end the game (single, gammon, backgammon) beside moves the net or the bear-off
+    # database values, in every roll: the same choice as the batch path.
+    ends = []
+    for opp_point, opp_off in ((10, 0), (19, 0), (21, 0), (3, 4), (24, 0)):
+        b = np.zeros((2, 25), np.int8)
+        b[0, opp_point] = 15 - opp_off
+        b[1, 0], b[1, 3] = 1, 1
+        ends.append(b)
     bearoff = np.zeros((2, 25), np.int8)
     bearoff[0, :3] = 5
     bearoff[1, :5] = 3
-    assert choose_zero_ply(bot.eval, bearoff, 6, 5) is None  # answered by the bear-off database
-    last = np.zeros((2, 25), np.int8)
-    last[0, 10] = 15
-    last[1, 0] = 1
-    assert choose_zero_ply(bot.eval, last, 2, 1) is None  # every move ends the game
-    assert bot.best_move(position_id(last), 2, 1)[0] == "1/off"
-    assert bot.best_move(position_id(bearoff), 6, 5)[0] != ""
+    ends.append(bearoff)
+    finished = 0
+    for b in ends:
+        for d1 in range(1, 7):
+            for d2 in range(d1, 7):
+                got = choose_zero_ply(bot.eval, b, d1, d2)
+                after, steps = bot.choose_moves(b[None], np.array([[d1, d2]]))
+                assert got is not None
+                assert np.array_equal(got[0], after[0]) and np.array_equal(got[1], steps[0])
+                finished += int(got[0][1].sum() == 0)
+                text, nxt = bot.best_move(position_id(b), d1, d2)
+                assert nxt == position_id(got[0][::-1])
+    assert finished > 10
 
 
 def test_frozen_tables_agree_with_the_weights(bot):

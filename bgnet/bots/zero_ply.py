@@ -10,16 +10,20 @@ exported bot's weights never change), flipped to the mover's view and ranked by 
 the same float32 operations in the same order, ties to the first. The chosen move is therefore
 the one ``choose_moves`` picks.
 
-It applies to an evaluator whose compiled pass is frozen (:class:`bgnet.nn.fast.FastForward`
-with ``frozen=True``) and to positions none of whose afterstates is a bear-off position (those
-are answered from the bear-off database) or a finished game; :func:`choose_zero_ply` returns
-None for anything else and the caller takes the general path.
+Afterstates that end the game get their exact outcome and bear-off afterstates the bear-off
+database's probabilities, as in :meth:`bgnet.bots.evaluator.Evaluator.afterstates`. It applies to
+an evaluator whose compiled pass is frozen (:class:`bgnet.nn.fast.FastForward` with
+``frozen=True``); until the bear-off database is loaded, a position with a bear-off afterstate
+is left to the general path (which loads it). :func:`choose_zero_ply` returns None for anything
+it leaves, and the caller takes the general path.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from bgnet.bearoff import database as _database
+from bgnet.bearoff.database import _probabilities as _db_probabilities
 from bgnet.bearoff.database import _side_ok
 from bgnet.engine.api import _WS, _generate_kept
 from bgnet.engine.board import game_result, race_of_sides
@@ -30,57 +34,101 @@ _F2 = np.float32(2.0)
 _FALLBACK = -1
 
 
+@njit(cache=True, inline="always")
+def _mover_equity(p):
+    """The mover's money equity from probabilities ``p`` of the side on roll after the move, as
+    :func:`bgnet.nn.probs.flip` then :func:`bgnet.nn.probs.equity` compute it (float32, same
+    order of operations)."""
+    return _F2 * (_F1 - p[0]) - _F1 + p[3] - p[1] + p[4] - p[2]
+
+
 @njit(cache=True)
-def _choose(board, d1, d2, boards, moves, ints, rows, probs, split,
-            c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs):
+def _choose(board, d1, d2, boards, moves, ints, rows, probs, db_rows, db_out, split,
+            c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs,
+            bearoff, dist, first, table, binom, full_start):
     """Row of the kept buffers holding the 0-ply choice, or -1 (no move, or a case for the
-    general path). ``rows`` is int8 scratch [>= n, 2, 25], ``probs`` float32 [>= n, 5]."""
+    general path). ``rows`` is int8 scratch [>= n, 2, 25], ``probs`` float32 [>= n, 5],
+    ``db_rows``/``db_out`` the same for bear-off rows. ``bearoff``: 1 to answer bear-off
+    afterstates from the database arrays given, 0 to leave them to the net, -1 to leave the
+    decision to the general path when one occurs (the database is not loaded yet)."""
     n = _generate_kept(board, d1, d2, boards, moves, ints)
     if n <= 0:
         return _FALLBACK
-    n_race = 0
+    eq = np.empty(n, np.float32)
+    net = np.empty(n, np.int64)  # rows for the net: contact ones first, then race ones
+    dbr = np.empty(n, np.int64)  # bear-off rows
+    n_net = n_db = n_race = 0
     for r in range(n):
-        if game_result(boards[r]) > 0 or (_side_ok(boards[r], 0) and _side_ok(boards[r], 1)):
-            return _FALLBACK
-        if split and race_of_sides(boards[r, 1], boards[r, 0]):
-            n_race += 1
-    # Contact rows first, then race rows, each in order (as FastForward routes a batch).
-    order = np.empty(n, np.int64)
+        result = game_result(boards[r])
+        if result > 0:  # the mover won: exact probabilities [1, g, bg, 0, 0], its own view
+            g = _F1 if result >= 2 else np.float32(0.0)
+            bg = _F1 if result >= 3 else np.float32(0.0)
+            eq[r] = _F2 * _F1 - _F1 + g - np.float32(0.0) + bg - np.float32(0.0)
+        elif bearoff != 0 and _side_ok(boards[r], 0) and _side_ok(boards[r], 1):
+            if bearoff < 0:
+                return _FALLBACK
+            dbr[n_db] = r
+            n_db += 1
+        else:
+            net[n_net] = r
+            n_net += 1
+            if split and race_of_sides(boards[r, 1], boards[r, 0]):
+                n_race += 1
+    # Route the net rows as FastForward does: contact rows, then race rows, each in order.
+    n_contact = n_net - n_race
     c = 0
-    k = n - n_race
-    for r in range(n):
+    k = n_contact
+    for i in range(n_net):
+        r = net[i]
         if split and race_of_sides(boards[r, 1], boards[r, 0]):
-            order[k] = r
+            rows[k] = boards[r]
             k += 1
         else:
-            order[c] = r
+            rows[c] = boards[r]
             c += 1
-    for i in range(n):
-        rows[i] = boards[order[i]]
-    n_contact = n - n_race
     if n_contact > 0:
         if _fast._forward_serial(rows[:n_contact], 0, c_act, c_tables[0], c_tables[1], c_tables[2],
                                  c_tables[3], c_tables[4], c_b1, c_ws, c_bs, probs[:n_contact]) >= 0:
             return _FALLBACK
     if n_race > 0:
-        if _fast._forward_serial(rows[n_contact:n], 0, r_act, r_tables[0], r_tables[1], r_tables[2],
-                                 r_tables[3], r_tables[4], r_b1, r_ws, r_bs, probs[n_contact:n]) >= 0:
+        if _fast._forward_serial(rows[n_contact:n_net], 0, r_act, r_tables[0], r_tables[1],
+                                 r_tables[2], r_tables[3], r_tables[4], r_b1, r_ws, r_bs,
+                                 probs[n_contact:n_net]) >= 0:
             return _FALLBACK
-    # The mover's money equity, as bgnet.nn.probs.flip then .equity compute it in float32.
-    best = -1
-    best_eq = np.float32(0.0)
-    for i in range(n):
-        p = probs[i]
-        eq = _F2 * (_F1 - p[0]) - _F1 + p[3] - p[1] + p[4] - p[2]
-        r = order[i]
-        if best < 0 or eq > best_eq or (eq == best_eq and r < best):
-            best, best_eq = r, eq
+    c = 0
+    k = n_contact
+    for i in range(n_net):
+        r = net[i]
+        if split and race_of_sides(boards[r, 1], boards[r, 0]):
+            eq[r] = _mover_equity(probs[k])
+            k += 1
+        else:
+            eq[r] = _mover_equity(probs[c])
+            c += 1
+    if n_db > 0:
+        # The database answers for the side on roll: the afterstate with its sides swapped.
+        for i in range(n_db):
+            db_rows[i, 0] = boards[dbr[i], 1]
+            db_rows[i, 1] = boards[dbr[i], 0]
+        _db_probabilities(db_rows[:n_db], dist, first, table, binom, full_start, True, db_out[:n_db])
+        p = np.empty(5, np.float32)
+        for i in range(n_db):
+            for j in range(5):
+                p[j] = np.float32(db_out[i, j])
+            eq[dbr[i]] = _mover_equity(p)
+    best = 0
+    for r in range(1, n):
+        if eq[r] > eq[best]:
+            best = r
     return best
 
 
 _ROWS = _WS.boards.shape[0]
 _rows = np.empty((_ROWS, 2, 25), np.int8)
 _probs = np.empty((_ROWS, 5), np.float32)
+_db_rows = np.empty((_ROWS, 2, 25), np.int8)
+_db_out = np.empty((_ROWS, 5), np.float64)
+_NO_DB = (np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32))
 
 
 def _net_args(fast, net):
@@ -103,6 +151,16 @@ def _prepared(fast):
     return args
 
 
+def _bearoff_args(evaluator):
+    """(mode, dist, first, table, binom, full_start) for the compiled call: see ``_choose``."""
+    if not getattr(evaluator, "bearoff", True):
+        return (0,) + _NO_DB + (_database.BINOM, 0)
+    db = _database._DEFAULT.get(_database.DEFAULT_K)
+    if db is None:  # not loaded yet: the general path loads it the first time it is needed
+        return (-1,) + _NO_DB + (_database.BINOM, 0)
+    return (1, db.dist, db.first, db.table, _database.BINOM, _database.FULL_START)
+
+
 def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int):
     """``(afterstate, steps)`` of the 0-ply choice of ``evaluator`` (a
     :class:`bgnet.bots.evaluator.Evaluator` with a frozen compiled pass) for one position with
@@ -114,7 +172,8 @@ def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int):
     if args is None:
         return None
     ws = _WS
-    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, _rows, _probs, *args)
+    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, _rows, _probs, _db_rows, _db_out,
+                   *args, *_bearoff_args(evaluator))
     if best < 0:
         return None
     return ws.boards[best].copy(), ws.moves[best].copy()
