@@ -26,7 +26,7 @@ from numba import njit
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import _SMALL_TABLE, _generate_one
 from bgnet.engine.notation import write_move
-from bgnet.engine.position_id import (ID_LENGTH, board_from_position_id, read_position_id,
+from bgnet.engine.position_id import (board_from_position_id, read_position_id,
                                       write_position_id)
 
 _ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
@@ -52,6 +52,8 @@ class _Workspace:
 
 
 _WS = _Workspace()
+_KERNEL_ARGS = (_WS.board, _WS.boards, _WS.moves, _WS.ints, _WS.text)
+_TEXT_VIEW = memoryview(_WS.text)
 
 
 @njit(cache=True)
@@ -153,18 +155,18 @@ def legal_moves(position_id_: str, d1: int, d2: int) -> list[tuple[str, str]]:
     list is empty only when the game is over (a side has borne off all its checkers). Raises
     ValueError for a bad ID or dice outside 1..6.
     """
-    a = check_die(d1, "the first die")
-    b = check_die(d2, "the second die")
+    # Plain ints from 1 to 6 need no further look; anything else goes through the full check.
+    a = d1 if type(d1) is int and 0 < d1 < 7 else check_die(d1, "the first die")
+    b = d2 if type(d2) is int and 0 < d2 < 7 else check_die(d2, "the second die")
     if a < b:
         a, b = b, a
-    ws = _WS
-    code = _BAD_ID
-    if isinstance(position_id_, str) and len(position_id_) == ID_LENGTH and position_id_.isascii():
-        code = _legal_moves_text(position_id_.encode("ascii"), a, b, ws.board, ws.boards,
-                                 ws.moves, ws.ints, ws.text)
+    try:
+        text = position_id_.encode("ascii")
+    except (AttributeError, UnicodeEncodeError):
+        text = None
+    code = _BAD_ID if text is None else _legal_moves_text(text, a, b, *_KERNEL_ARGS)
     if code >= 0:
-        parts = ws.text[:code].tobytes().decode("ascii").split("\n")
-        it = iter(parts)
+        it = iter(str(_TEXT_VIEW[:code], "ascii").split("\n"))
         return list(zip(it, it))
     if code == _GAME_OVER:
         return []

@@ -185,32 +185,41 @@ def write_position_id(first, second, out, pos):
     The caller vouches for the board (what :func:`position_id` checks). Passing the rows of an
     afterstate in swapped order gives the ID of the position with the opponent on roll.
     """
-    # The 80 bits as two words (bit k of the string is bit k of lo, then of hi), no allocation.
+    # The 80 bits as two words: bit k of the string is bit k of lo (k < 64) or of hi.
     lo = np.uint64(0)
     hi = np.uint64(0)
     k = 0
     for side in range(2):
         row = first if side == 0 else second
         for slot in range(25):
-            for _ in range(row[slot]):
-                if k < 64:
-                    lo |= np.uint64(1) << np.uint64(k)
-                else:
-                    hi |= np.uint64(1) << np.uint64(k - 64)
-                k += 1
+            cnt = row[slot]
+            if cnt > 0:
+                ones = (np.uint64(1) << np.uint64(cnt)) - np.uint64(1)
+                if k >= 64:
+                    hi |= ones << np.uint64(k - 64)
+                elif k + cnt <= 64:
+                    lo |= ones << np.uint64(k)
+                else:  # the run crosses into the second word
+                    lo |= ones << np.uint64(k)
+                    hi |= ones >> np.uint64(64 - k)
+                k += cnt
             k += 1
-    # Base64 of the 10 bytes read as one big-endian number followed by 4 zero bits: stream bit
-    # s is bit 7 - s % 8 of byte s // 8, i.e. string bit 8 (s // 8) + 7 - s % 8.
-    for i in range(ID_LENGTH):
+    # Standard base64 of the 10 bytes (byte i = bits 8i..8i+7, least significant first): three
+    # groups of three bytes, then the last byte with 4 zero bits after it.
+    mask = np.uint64(255)
+    for g in range(3):
         v = 0
-        for j in range(6):
-            s = 6 * i + j
-            v <<= 1
-            if s < _NBITS:
-                b = 8 * (s >> 3) + 7 - (s & 7)
-                word = lo if b < 64 else hi
-                v |= int((word >> np.uint64(b & 63)) & np.uint64(1))
-        out[pos + i] = _B64_CODES[v]
+        for j in range(3):
+            i = 3 * g + j
+            byte = (lo >> np.uint64(8 * i)) & mask if i < 8 else (hi >> np.uint64(8 * (i - 8))) & mask
+            v = (v << 8) | int(byte)
+        out[pos + 4 * g] = _B64_CODES[(v >> 18) & 63]
+        out[pos + 4 * g + 1] = _B64_CODES[(v >> 12) & 63]
+        out[pos + 4 * g + 2] = _B64_CODES[(v >> 6) & 63]
+        out[pos + 4 * g + 3] = _B64_CODES[v & 63]
+    last = int((hi >> np.uint64(8)) & mask)
+    out[pos + 12] = _B64_CODES[last >> 2]
+    out[pos + 13] = _B64_CODES[(last & 3) << 4]
     return pos + ID_LENGTH
 
 
