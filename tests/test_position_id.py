@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from bgnet.engine.sampling import sample_positions
 from bgnet.engine import board_from_position_id, position_id
-from bgnet.engine.board import game_result, start_position, swap
-from bgnet.engine.movegen import generate
+from bgnet.engine.board import start_position, swap
 from bgnet.engine.position_id import (board_from_position_key, position_key, read_position_id,
                                       write_position_id)
 
