@@ -277,3 +277,46 @@ def test_cli_as_a_process():
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
     assert bad.stderr.startswith("bgnet moves: error: ") and len(bad.stderr.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Bot.best_move in the same convention, and the kept buffers under threads
+
+
+def test_best_move_chains_through_a_game():
+    from bgnet.bots.simple import RandomBot
+
+    bot = RandomBot(4)
+    rng = np.random.default_rng(9)
+    pid, plies = "4HPwATDgc/ABMA", 0
+    while True:
+        d1, d2 = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+        moves = legal_moves(pid, d1, d2)
+        if not moves:
+            with pytest.raises(ValueError, match="is over"):
+                bot.best_move(pid, d1, d2)
+            break
+        played = bot.best_move(pid, d1, d2)
+        assert played in moves  # a pass is ("", the same checkers with the opponent on roll)
+        pid, plies = played[1], plies + 1
+    assert plies > 20 and board_from_position_id(pid)[0].sum() == 0
+
+
+def test_threads_get_their_own_buffers():
+    import threading
+
+    cases = [(position_id(b), d1, d2) for b, d1, d2 in POSITIONS[:200]]
+    expected = [legal_moves(*c) for c in cases]
+    failures = []
+
+    def work():
+        for _ in range(3):
+            if [legal_moves(*c) for c in cases] != expected:
+                failures.append(threading.current_thread().name)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures

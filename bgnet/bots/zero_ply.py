@@ -25,7 +25,7 @@ from numba import njit
 from bgnet.bearoff import database as _database
 from bgnet.bearoff.database import _probabilities as _db_probabilities
 from bgnet.bearoff.database import _side_ok
-from bgnet.engine.api import _WS, _generate_kept
+from bgnet.engine.api import _ROWS, _generate_kept, workspace
 from bgnet.engine.board import game_result, race_of_sides
 from bgnet.nn import fast as _fast
 
@@ -123,11 +123,15 @@ def _choose(board, d1, d2, boards, moves, ints, rows, probs, db_rows, db_out, sp
     return best
 
 
-_ROWS = _WS.boards.shape[0]
-_rows = np.empty((_ROWS, 2, 25), np.int8)
-_probs = np.empty((_ROWS, 5), np.float32)
-_db_rows = np.empty((_ROWS, 2, 25), np.int8)
-_db_out = np.empty((_ROWS, 5), np.float64)
+def _scratch(ws):
+    """The call's scratch buffers, kept with this thread's engine buffers."""
+    kept = getattr(ws, "zero_ply", None)
+    if kept is None:
+        kept = ws.zero_ply = (np.empty((_ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float32),
+                              np.empty((_ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float64))
+    return kept
+
+
 _NO_DB = (np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32))
 
 
@@ -171,9 +175,9 @@ def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int):
     args = _prepared(fast)
     if args is None:
         return None
-    ws = _WS
-    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, _rows, _probs, _db_rows, _db_out,
-                   *args, *_bearoff_args(evaluator))
+    ws = workspace()
+    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, *_scratch(ws), *args,
+                   *_bearoff_args(evaluator))
     if best < 0:
         return None
     return ws.boards[best].copy(), ws.moves[best].copy()

@@ -20,6 +20,8 @@ Python readers only run to say what is wrong with a bad ID.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -38,7 +40,7 @@ _GAME_OVER, _BAD_ID, _NO_ROOM = -1, -2, -3
 
 
 class _Workspace:
-    """Buffers the kernel reuses from call to call (one set per process; not for threads)."""
+    """Buffers the kernel reuses from call to call; each thread has its own (:func:`workspace`)."""
 
     def __init__(self):
         self.boards = np.empty((_ROWS, 2, 25), np.int8)
@@ -49,11 +51,20 @@ class _Workspace:
         self.ints[5, :_SMALL_TABLE] = -1
         self.board = np.empty((2, 25), np.int8)
         self.text = np.empty(_ROWS * _TEXT_PER_MOVE, np.uint8)
+        self.kernel_args = (self.board, self.boards, self.moves, self.ints, self.text)
+        self.text_view = memoryview(self.text)
 
 
-_WS = _Workspace()
-_KERNEL_ARGS = (_WS.board, _WS.boards, _WS.moves, _WS.ints, _WS.text)
-_TEXT_VIEW = memoryview(_WS.text)
+_local = threading.local()
+
+
+def workspace() -> _Workspace:
+    """This thread's kept buffers (made on its first call)."""
+    try:
+        return _local.ws
+    except AttributeError:
+        _local.ws = _Workspace()
+        return _local.ws
 
 
 @njit(cache=True)
@@ -126,7 +137,7 @@ def _move_text(board, steps, after, text):
 def count_moves(board: np.ndarray, d1: int, d2: int) -> int:
     """How many legal moves ``board`` (int8[2, 25], the mover on roll; checked dice) has: 0 when
     the turn passes, -1 when the game is over."""
-    ws = _WS
+    ws = workspace()
     n = _count_moves(board, d1, d2, ws.boards, ws.moves, ws.ints)
     if n == _NO_ROOM:
         from bgnet.engine.movegen import generate
@@ -139,7 +150,7 @@ def move_text(board: np.ndarray, steps, after: np.ndarray) -> tuple[str, str]:
     """``(notation, next Position ID)`` of a move: ``steps`` (int[4, 2], -1 padded) played on
     ``board`` gave the afterstate ``after`` (``[opponent, mover]``); the next ID has the
     opponent on roll. Empty steps with ``after`` equal to ``board`` are a pass."""
-    text = _WS.text
+    text = workspace().text
     n = _move_text(board, np.asarray(steps, np.int8), after, text)
     note, nxt = text[:n].tobytes().decode("ascii").split("\n")
     return note, nxt
@@ -164,9 +175,10 @@ def legal_moves(position_id_: str, d1: int, d2: int) -> list[tuple[str, str]]:
         text = position_id_.encode("ascii")
     except (AttributeError, UnicodeEncodeError):
         text = None
-    code = _BAD_ID if text is None else _legal_moves_text(text, a, b, *_KERNEL_ARGS)
+    ws = workspace()
+    code = _BAD_ID if text is None else _legal_moves_text(text, a, b, *ws.kernel_args)
     if code >= 0:
-        it = iter(str(_TEXT_VIEW[:code], "ascii").split("\n"))
+        it = iter(str(ws.text_view[:code], "ascii").split("\n"))
         return list(zip(it, it))
     if code == _GAME_OVER:
         return []
