@@ -42,15 +42,40 @@ def _mover_equity(p):
     return _F2 * (_F1 - p[0]) - _F1 + p[3] - p[1] + p[4] - p[2]
 
 
+# Rows of a net's first-layer tables packed into one array (fewer arrays to pass per call):
+# T[side, point, count] (2 x 24 x 16), bar (2 x 16), borne off (2 x 16), the two flags, extras.
+_T_BAR, _T_OFF, _T_FLAGS, _T_EXTRA = 768, 800, 832, 834
+
+
+def _pack_tables(tables) -> np.ndarray:
+    h = tables[0].shape[-1]
+    packed = np.ascontiguousarray(np.concatenate([t.reshape(-1, h) for t in tables]), np.float32)
+    assert packed.shape[0] == _T_EXTRA + tables[4].shape[0]
+    return packed
+
+
 @njit(cache=True)
-def _choose(board, d1, d2, boards, moves, ints, rows, probs, db_rows, db_out, split,
+def _forward(rows, act, packed, b1, ws, bs, out):
+    """:func:`bgnet.nn.fast._forward_serial` on afterstates with the tables unpacked."""
+    h = packed.shape[1]
+    return _fast._forward_serial(rows, 0, act, packed[:_T_BAR].reshape((2, 24, 16, h)),
+                                 packed[_T_BAR:_T_OFF].reshape((2, 16, h)),
+                                 packed[_T_OFF:_T_FLAGS].reshape((2, 16, h)),
+                                 packed[_T_FLAGS:_T_EXTRA], packed[_T_EXTRA:], b1, ws, bs, out)
+
+
+@njit(cache=True)
+def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
             c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs,
             bearoff, dist, first, table, binom, full_start):
     """Row of the kept buffers holding the 0-ply choice, or -1 (no move, or a case for the
-    general path). ``rows`` is int8 scratch [>= n, 2, 25], ``probs`` float32 [>= n, 5],
-    ``db_rows``/``db_out`` the same for bear-off rows. ``bearoff``: 1 to answer bear-off
-    afterstates from the database arrays given, 0 to leave them to the net, -1 to leave the
-    decision to the general path when one occurs (the database is not loaded yet)."""
+    general path). ``scratch`` is int8 [2, >= n, 2, 25] (rows for the net, then bear-off rows),
+    ``probs`` float32 [>= n, 5], ``db_out`` float64 [>= n, 5]; ``c_tables``/``r_tables`` are
+    packed tables (:func:`_pack_tables`). ``bearoff``: 1 to answer bear-off afterstates from the
+    database arrays given, 0 to leave them to the net, -1 to leave the decision to the general
+    path when one occurs (the database is not loaded yet)."""
+    rows = scratch[0]
+    db_rows = scratch[1]
     n = _generate_kept(board, d1, d2, boards, moves, ints)
     if n <= 0:
         return _FALLBACK
@@ -87,13 +112,11 @@ def _choose(board, d1, d2, boards, moves, ints, rows, probs, db_rows, db_out, sp
             rows[c] = boards[r]
             c += 1
     if n_contact > 0:
-        if _fast._forward_serial(rows[:n_contact], 0, c_act, c_tables[0], c_tables[1], c_tables[2],
-                                 c_tables[3], c_tables[4], c_b1, c_ws, c_bs, probs[:n_contact]) >= 0:
+        if _forward(rows[:n_contact], c_act, c_tables, c_b1, c_ws, c_bs, probs[:n_contact]) >= 0:
             return _FALLBACK
     if n_race > 0:
-        if _fast._forward_serial(rows[n_contact:n_net], 0, r_act, r_tables[0], r_tables[1],
-                                 r_tables[2], r_tables[3], r_tables[4], r_b1, r_ws, r_bs,
-                                 probs[n_contact:n_net]) >= 0:
+        if _forward(rows[n_contact:n_net], r_act, r_tables, r_b1, r_ws, r_bs,
+                    probs[n_contact:n_net]) >= 0:
             return _FALLBACK
     c = 0
     k = n_contact
@@ -127,8 +150,8 @@ def _scratch(ws):
     """The call's scratch buffers, kept with this thread's engine buffers."""
     kept = getattr(ws, "zero_ply", None)
     if kept is None:
-        kept = ws.zero_ply = (np.empty((_ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float32),
-                              np.empty((_ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float64))
+        kept = ws.zero_ply = (np.empty((2, _ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float32),
+                              np.empty((_ROWS, 5), np.float64))
     return kept
 
 
@@ -137,7 +160,9 @@ _NO_DB = (np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.zeros((
 
 def _net_args(fast, net):
     act, ws, bs, finite, tables = fast._prepare(net, True)
-    return finite, (act, tables, bs[0], ws[1:], bs[1:])
+    if not finite:
+        return False, None
+    return True, (act, _pack_tables(tables), bs[0], ws[1:], bs[1:])
 
 
 def _prepared(fast):
