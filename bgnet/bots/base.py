@@ -27,8 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bgnet.engine.api import count_moves, move_text
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import generate
+from bgnet.engine.position_id import fast_board_from_position_id
 from bgnet.nn.probs import OUTPUTS
 
 
@@ -163,9 +165,6 @@ class Bot:
         ValueError for a finished game (a side has borne off all its checkers), a bad ID or dice
         outside 1..6.
         """
-        from bgnet.engine.api import count_moves, move_text
-        from bgnet.engine.position_id import fast_board_from_position_id
-
         a, b = check_die(d1, "the first die"), check_die(d2, "the second die")
         board = fast_board_from_position_id(position_id)
         n = count_moves(board, a, b)
@@ -180,8 +179,6 @@ class Bot:
     def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
         """Cubeless probabilities and equity of the player on roll in ``position_id``, before
         rolling, at ``ply`` (None: the bot's own depth)."""
-        from bgnet.engine.position_id import fast_board_from_position_id
-
         board = fast_board_from_position_id(position_id)
         p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
         eq = 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
