@@ -4,9 +4,12 @@ Playing an exported bot (onnxruntime and numpy only; no torch)::
 
     import bgnet
     bot = bgnet.Bot.load("bot.onnx", ply=1)       # or a training checkpoint (.pt), or no path
-    bot.best_move("4HPwATDgc/ABMA", 3, 1)        # e.g. ('8/5 6/5', '4HPwATCwZ/ABMA')
+    bot.best_move("4HPwATDgc/ABMA", 3, 1)        # e.g. ('8/5 6/5', 'sGfwATDgc/ABMA')
     bot.evaluate("4HPwATDgc/ABMA").equity        # cubeless equity of the player on roll
     bot.cube_decision("4HPwATDgc/ABMA", "MAEAAAAAAAAE").action   # e.g. 'no_double'
+
+Position IDs are GNU Backgammon's, with the player on roll to move; a next Position ID (from
+``best_move`` or :func:`bgnet.engine.legal_moves`) has the opponent on roll, ready for its turn.
 
 Importing ``bgnet`` is cheap: :class:`Bot` is loaded on first use.
 """

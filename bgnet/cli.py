@@ -19,24 +19,65 @@ from bgnet.errors import EXIT_INTERRUPTED, EXIT_USAGE
 
 
 def _cmd_moves(argv: list[str]) -> int:
-    from bgnet.engine.api import legal_moves
+    """``bgnet moves POSITION [DICE]``: a header, then every legal move with its next Position ID
+    (the opponent on roll). POSITION is a Position ID or an XGID; an XGID with dice needs no
+    DICE. A person's mistake is one line on standard error and exit code 2."""
+    from bgnet.engine.api import game_over, legal_moves
+    from bgnet.errors import EXIT_USAGE
 
     p = argparse.ArgumentParser(prog="bgnet moves", description="List every legal move of a position.")
-    p.add_argument("position_id", help="GNU Backgammon Position ID (14 characters)")
-    p.add_argument("dice", help="the roll, e.g. 31 or 3-1")
+    p.add_argument("position", help="GNU Backgammon Position ID (14 characters) or an XGID, the player "
+                                    "on roll to move")
+    p.add_argument("dice", nargs="?", help="the roll, e.g. 31 or 3-1 (optional with an XGID that has dice)")
+
+    def one_line_error(message: str):
+        print(f"bgnet moves: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+    p.error = one_line_error
     a = p.parse_args(argv)
-    digits = [c for c in a.dice if c.isdigit()]
-    if len(digits) != 2 or not all("1" <= c <= "6" for c in digits):
-        p.error(f"dice must be two numbers from 1 to 6, e.g. 31; got {a.dice!r}")
     try:
-        moves = legal_moves(a.position_id, int(digits[0]), int(digits[1]))
+        board, pid, xgid_dice = _read_position(a.position)
     except ValueError as e:
-        p.error(str(e))
-    if not moves:
-        print("no legal move: the turn passes")
-    for i, (text, pid) in enumerate(moves, 1):
-        print(f"{i:4d}. {text:<28s} {pid}")
+        one_line_error(str(e))
+    if a.dice is not None:
+        digits = [c for c in a.dice if c.isdigit()]
+        if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(a.dice.strip()) > 3:
+            one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {a.dice!r}")
+        d1, d2 = int(digits[0]), int(digits[1])
+    elif xgid_dice is not None:
+        d1, d2 = xgid_dice
+    else:
+        one_line_error("give the dice after the position, e.g. 'bgnet moves 4HPwATDgc/ABMA 31'")
+    d1, d2 = max(d1, d2), min(d1, d2)
+    head = f"position {pid}  dice {d1}{d2}"
+    if game_over(board):
+        print(f"{head}: the game is over (a side has borne off all its checkers)")
+        return 0
+    moves = legal_moves(pid, d1, d2)
+    if moves[0][0] == "":
+        print(f"{head}: no legal move, the turn passes")
+        print(f"next position, the opponent on roll: {moves[0][1]}")
+        return 0
+    print(f"{head}: {len(moves)} legal move{'s' if len(moves) != 1 else ''} "
+          "(next Position IDs have the opponent on roll)")
+    for i, (text, next_id) in enumerate(moves, 1):
+        print(f"{i:4d}. {text:<28s} {next_id}")
     return 0
+
+
+def _read_position(text: str):
+    """``(board, Position ID, dice or None)`` of a Position ID or an XGID (ValueError if neither)."""
+    from bgnet.engine.position_id import board_from_position_id, position_id
+    from bgnet.formats.xgid import PREFIX, board_and_context_from_xgid
+
+    text = text.strip()
+    if text.upper().startswith(PREFIX) or text.count(":") >= 9:
+        board, ctx = board_and_context_from_xgid(text if text.upper().startswith(PREFIX) else PREFIX + text)
+        dice = tuple(int(d) for d in ctx.dice) if ctx.dice and all(ctx.dice) else None
+        return board, position_id(board), dice
+    board = board_from_position_id(text)
+    return board, position_id(board), None
 
 
 def _cmd_eval(argv: list[str]) -> int:

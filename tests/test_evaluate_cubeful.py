@@ -16,7 +16,7 @@ from bgnet.evaluate.match import play_games
 from bgnet.evaluate.results import COLUMNS, mat_names
 from bgnet.evaluate.stats import wilson_ci95
 from bgnet.formats.mat import load_mat
-from bgnet.formats.position_id import position_id
+from bgnet.engine.position_id import position_id
 
 HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
 needs_gnubg = pytest.mark.skipif(not HAVE_GNUBG, reason="needs gnubg-nn (pip install 'bgnet[ref]')")

@@ -28,7 +28,7 @@ from bgnet.engine.sampling import sample_positions
 from bgnet.engine.state import MatchContext
 from bgnet.export.onnx_export import ExportError, build_model, export_onnx
 from bgnet.formats.match_id import match_id
-from bgnet.formats.position_id import board_from_position_id, position_id
+from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.nn.checkpoint import CheckpointError, save_checkpoint
 from bgnet.nn.encode import race_mask
 from bgnet.nn.fast import FastForward
@@ -363,7 +363,7 @@ def test_best_move_is_the_best_legal_move(bot, sample):
         text, nxt = bot.best_move(pid, int(d1), int(d2))
         assert (text, nxt) in moves
         # 0-ply: no legal move has a higher equity for the mover than the one played.
-        after = np.stack([board_from_position_id(m[1]) for m in moves])
+        after = np.stack([board_from_position_id(m[1])[::-1] for m in moves])  # the mover's view
         p = bot.eval.afterstates(after)
         eq = 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
         assert eq[[m[1] for m in moves].index(nxt)] == pytest.approx(eq.max(), abs=1e-6)
@@ -375,10 +375,10 @@ def test_no_legal_move_passes_the_turn(bot):
     board[0, 6] = 3
     board[1, 24] = 1          # ...and the side on roll has a checker on the bar
     board[1, 5] = 14
-    pid = position_id(board)
-    assert legal_moves(pid, 6, 5) == []
-    assert bot.best_move(pid, 6, 5) == ("", pid)
-    assert bot.best_move(pid, 6, 5, ply=2) == ("", pid)
+    pid, passed = position_id(board), position_id(board[::-1])  # the opponent on roll next
+    assert legal_moves(pid, 6, 5) == [("", passed)]
+    assert bot.best_move(pid, 6, 5) == ("", passed)
+    assert bot.best_move(pid, 6, 5, ply=2) == ("", passed)
 
 
 def test_evaluate_position_id(bot, exported):
@@ -463,7 +463,7 @@ def test_gnubg_bot_evaluates_position_ids():
     g = GnubgBot(0)
     e = g.evaluate(OPENING)
     assert np.allclose(e.probabilities, gnubg_nn.probabilities(start_position().tolist(), 0), atol=1e-6)
-    assert g.best_move(OPENING, 3, 1) == ("8/5 6/5", "4HPwATCwZ/ABMA")
+    assert g.best_move(OPENING, 3, 1) == ("8/5 6/5", "sGfwATDgc/ABMA")
 
 
 def test_load_bot_spec_and_default_bot(exported, monkeypatch):

@@ -9,7 +9,7 @@ from bgnet.engine.game import RESIGN_NAMES, Game, Match, RuleError, play_random_
 from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, GAME_DROPPED, GAME_OVER, GAME_PLAYING, GAME_RESIGNED
 from bgnet.formats.match_id import match_context_from_id, match_id
-from bgnet.formats.position_id import position_id
+from bgnet.engine.position_id import position_id
 
 
 def side(**points) -> np.ndarray:

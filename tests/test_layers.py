@@ -26,9 +26,6 @@ LAYERS = [
     {"bgnet"},
 ]
 RANK = {name: k for k, layer in enumerate(LAYERS) for name in layer}
-# Position IDs are the rules' own notation: bgnet.formats.position_id belongs with the engine,
-# which may use it wherever it lives.
-ENGINE_LEVEL_MODULES = {"bgnet.formats.position_id"}
 
 
 def _module_name(path: Path) -> str:
@@ -85,16 +82,13 @@ def test_every_package_has_a_layer():
 
 def test_no_import_goes_up_a_layer():
     upward = [where for source, target, where in _edges()
-              if RANK[target] > RANK[source]
-              and not (source == "engine" and where.split(" imports ")[1] in ENGINE_LEVEL_MODULES)]
+              if RANK[target] > RANK[source]]
     assert upward == [], "imports that go up a layer:\n" + "\n".join(upward)
 
 
 def test_no_import_cycle_between_packages():
     graph: dict[str, set[str]] = {}
-    for source, target, where in _edges():
-        if source == "engine" and where.split(" imports ")[1] in ENGINE_LEVEL_MODULES:
-            continue
+    for source, target, _where in _edges():
         graph.setdefault(source, set()).add(target)
     cycle = _find_cycle(graph)
     assert cycle is None, f"import cycle: {' -> '.join(cycle)}"

@@ -6,7 +6,7 @@ import pytest
 
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Game
-from bgnet.formats.position_id import position_id
+from bgnet.engine.position_id import position_id
 from bgnet.play.render import render_board
 from bgnet.play.terminal import board_text
 

@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgnet.engine import board_from_position_id, position_id
-from bgnet.engine.board import start_position
+from bgnet.engine.board import start_position, swap
+from bgnet.engine.position_id import (board_from_position_key, position_key, read_position_id,
+                                      write_position_id)
 from bgnet.engine.sampling import sample_positions
-from bgnet.formats.position_id import board_from_position_key, position_key
 
 try:  # the reference packages are a test extra
     import gnubg_nn
@@ -186,3 +187,62 @@ def test_bad_boards_are_refused_when_writing():
     b[1, 5], b[1, 0] = 4, 1  # my point 1 is the opponent's 24 point, where it has 2 checkers
     with pytest.raises(ValueError, match="both colours .* point.* 1"):
         position_key(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# the compiled coder behind the per-call API
+
+
+def compiled_id(first, second) -> str:
+    out = np.zeros(14, np.uint8)
+    assert write_position_id(first, second, out, 0) == 14
+    return out.tobytes().decode("ascii")
+
+
+def compiled_read(text: str):
+    board = np.full((2, 25), -1, np.int8)
+    ok = read_position_id(text.encode("latin-1"), board)
+    return board if ok else None
+
+
+def test_compiled_coder_matches_on_selfplay_positions():
+    for b in POSITIONS:
+        pid = position_id(b)
+        assert compiled_id(b[0], b[1]) == pid
+        assert compiled_id(b[1], b[0]) == position_id(swap(b))
+        assert np.array_equal(compiled_read(pid), b)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/!é",
+               min_size=14, max_size=14))
+def test_compiled_reader_refuses_exactly_what_the_checked_reader_refuses(text):
+    try:
+        expected = board_from_position_id(text)
+    except ValueError:
+        expected = None
+    got = compiled_read(text) if text.isascii() else None
+    if expected is None:
+        assert got is None
+    else:
+        assert np.array_equal(got, expected)
+
+
+def test_compiled_reader_refuses_the_corrupt_ids_of_the_checked_tests():
+    full = [[0] * 25, [0] * 25]
+    full[1][5] = 16
+    assert compiled_read(raw_id(full)) is None  # 16 checkers
+    assert compiled_read(raw_id([[0] * 25, [0] * 25], extra_bits=[79])) is None  # trailing bit
+    assert compiled_read("4HPwATDgc/ABMB") is None  # a bit beyond the 80
+    both = [[0] * 25, [0] * 25]
+    both[1][0], both[0][23] = 1, 1
+    assert compiled_read(raw_id(both)) is None  # both colours on one point
+    assert np.array_equal(compiled_read("AAAAAAAAAAAAAA"), np.zeros((2, 25), np.int8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(legal_boards())
+def test_compiled_coder_round_trips_random_boards(board):
+    pid = position_id(board)
+    assert compiled_id(board[0], board[1]) == pid
+    assert np.array_equal(compiled_read(pid), board)

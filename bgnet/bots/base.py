@@ -27,7 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bgnet.engine.api import count_moves, move_text
+from bgnet.engine.board import check_die
 from bgnet.engine.movegen import generate
+from bgnet.engine.position_id import fast_board_from_position_id
 from bgnet.nn.probs import OUTPUTS
 
 
@@ -72,10 +75,7 @@ def _accepting_position_ids(method):
     return evaluate
 
 
-def _die(d, name: str) -> int:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
-        raise ValueError(f"{name} must be a whole number from 1 to 6; got {d!r}")
-    return int(d)
+_NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
 
 
 class Bot:
@@ -145,26 +145,27 @@ class Bot:
         """The move this bot plays: ``(notation, next Position ID)``.
 
         Same convention as :func:`bgnet.engine.legal_moves`: ``position_id`` has the mover on roll;
-        the next ID is the position right after the move, still in the mover's orientation
-        (``[opponent, mover]``; swap the sides for the opponent's turn), so it is one of the IDs
-        ``legal_moves`` lists. When no move is legal the turn passes: ``("", position_id)``.
+        the next ID is the position after the move with the OPPONENT on roll, so it is one of the
+        IDs ``legal_moves`` lists and can be passed back for the opponent's turn. When no move is
+        legal the turn passes: ``("", the same checkers with the opponent on roll)``. Raises
+        ValueError for a finished game (a side has borne off all its checkers), a bad ID or dice
+        outside 1..6.
         """
-        from bgnet.engine.notation import format_move
-        from bgnet.formats.position_id import board_from_position_id, position_id as pid
-
-        a, b = _die(d1, "the first die"), _die(d2, "the second die")
-        board = board_from_position_id(position_id)
-        if len(generate(board, a, b)[0]) == 0:
-            return "", pid(board)
+        a, b = check_die(d1, "the first die"), check_die(d2, "the second die")
+        board = fast_board_from_position_id(position_id)
+        n = count_moves(board, a, b)
+        if n < 0:
+            raise ValueError(f"the game in {position_id!r} is over: a side has borne off all its "
+                             "checkers, so there is no move to play")
+        if n == 0:
+            return move_text(board, _NO_STEPS, board)
         after, steps = self._choose_one(board, a, b, ply)
-        return format_move(steps, board), pid(after)
+        return move_text(board, steps, after)
 
     def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
         """Cubeless probabilities and equity of the player on roll in ``position_id``, before
         rolling, at ``ply`` (None: the bot's own depth)."""
-        from bgnet.formats.position_id import board_from_position_id
-
-        board = board_from_position_id(position_id)
+        board = fast_board_from_position_id(position_id)
         p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
         eq = 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
         used = ply if ply is not None else getattr(self, "ply", None)

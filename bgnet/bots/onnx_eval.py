@@ -144,7 +144,7 @@ def _compiled_forward(ev: OnnxEvaluator):
     try:
         weights = _initializers(ev.path)
         layout = ev.metadata.get(LAYOUT_KEY) or _layout_v1(ev.metadata, weights)
-        fast = FastForward.from_weights(layout, weights)
+        fast = FastForward.from_weights(layout, weights, frozen=True)  # an exported bot's weights never change
     except (LayoutError, ValueError, KeyError, TypeError, ImportError):
         return None
     # Same weights, same float32 arithmetic up to rounding: anything more is a mismatch of

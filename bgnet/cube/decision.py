@@ -235,7 +235,7 @@ def decide(probabilities, match_id: str, position_id: str | None = None, *,
     ctx = match_context_from_id(match_id)
     board = None
     if position_id is not None:
-        from bgnet.formats.position_id import board_from_position_id
+        from bgnet.engine.position_id import board_from_position_id
 
         board = board_from_position_id(position_id)
     return decide_context(probabilities, ctx, board, met=met, efficiency=efficiency)

@@ -106,24 +106,87 @@ def game_result(board) -> int:
     return 2
 
 
+def check_die(d, name: str = "a die") -> int:
+    """``d`` as an int when it is a whole number from 1 to 6; a ValueError naming ``name`` else.
+
+    The one dice check of bgnet's public calls (numpy integers are accepted; bools and floats
+    are not).
+
+    >>> check_die(7, "the second die")
+    Traceback (most recent call last):
+    ...
+    ValueError: the second die must be from 1 to 6; got 7
+    """
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number from 1 to 6; got {d!r}")
+    if not 1 <= d <= 6:
+        raise ValueError(f"{name} must be from 1 to 6; got {d}")
+    return int(d)
+
+
 def is_race(board: np.ndarray) -> bool:
     """True when contact is over: no checker of mine is behind an opposing checker."""
-    return bool(_is_race(board))
+    return bool(race_of_sides(board[1], board[0]))
 
 
-@njit(cache=True)
-def _is_race(board) -> bool:
-    # My rearmost checker (highest index) against the opponent's rearmost, on my numbering.
+@njit(cache=True, inline="always")
+def race_of_sides(me, opp) -> bool:
+    """Whether contact is over between the sides ``me`` and ``opp`` (25-long rows, each in its own
+    numbering): my rearmost checker is ahead of the opponent's rearmost one. Contact is
+    symmetric, so the order of the two sides does not matter."""
     my_back = -1
     for i in range(24, -1, -1):
-        if board[1, i] > 0:
+        if me[i] > 0:
             my_back = i
             break
     opp_back_on_my_index = 25  # opponent index j is my index 23 - j; its bar is "my -1"
     for j in range(24, -1, -1):
-        if board[0, j] > 0:
+        if opp[j] > 0:
             opp_back_on_my_index = 23 - j
             break
     if my_back < 0 or opp_back_on_my_index == 25:
         return True
     return my_back < opp_back_on_my_index
+
+
+def _as_boards(boards) -> np.ndarray:
+    arr = np.asarray(boards)
+    if arr.ndim != 3 or arr.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (N, 2, 25); got {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.int8)
+
+
+def race_mask(boards: np.ndarray) -> np.ndarray:
+    """bool[N]: True where contact is over (a batched :func:`is_race`; one board of shape (2, 25)
+    is taken as a batch of one). Contact is symmetric, so this works on positions and afterstates
+    alike.
+
+    >>> race_mask(start_position()[None]).tolist()
+    [False]
+    """
+    arr = np.asarray(boards)
+    return _race_mask(_as_boards(arr[None] if arr.ndim == 2 else arr))
+
+
+def game_results(boards: np.ndarray) -> np.ndarray:
+    """int8[N]: points won by ``board[1]`` when it has borne off everything (1, 2 or 3), else 0.
+
+    A batched :func:`game_result`; on afterstates it scores the mover.
+    """
+    return _game_results(_as_boards(boards))
+
+
+@njit(cache=True)
+def _race_mask(boards):
+    out = np.empty(boards.shape[0], np.bool_)
+    for k in range(boards.shape[0]):
+        out[k] = race_of_sides(boards[k, 1], boards[k, 0])
+    return out
+
+
+@njit(cache=True)
+def _game_results(boards):
+    out = np.empty(boards.shape[0], np.int8)
+    for k in range(boards.shape[0]):
+        out[k] = game_result(boards[k])
+    return out

@@ -10,8 +10,10 @@ must be when it can; checkers on the bar enter before anything else moves; beari
 all checkers home, a higher die bearing off from the highest point when the named point is empty.
 
 An afterstate is written in the mover's orientation, ``[opponent_after, mover_after]``, exactly as
-``gnubg_nn.moves`` keys it. Each also carries the steps that produced it as up to four
-``(from, to)`` pairs in GNU Backgammon's numbering from the mover's side (25 = bar, 0 = off), padded
+``gnubg_nn.moves`` keys it; the position the opponent then faces is its
+:func:`~bgnet.engine.board.swap` (what :func:`bgnet.engine.legal_moves` gives as the next Position
+ID). Each also carries the steps that produced it as up to four ``(from, to)`` pairs in GNU
+Backgammon's numbering from the mover's side (25 = bar, 0 = off), padded
 with -1.
 """
 from __future__ import annotations

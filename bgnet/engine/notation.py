@@ -41,8 +41,9 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from bgnet.engine.board import as_board
+from bgnet.engine.board import as_board, check_die
 from bgnet.engine.movegen import generate
 
 BAR_POINT = 25
@@ -137,6 +138,100 @@ def format_move(steps, board) -> str:
     return " ".join(text + (f"({n})" if n > 1 else "") for text, n in shown.values())
 
 
+@njit(cache=True, inline="always")
+def _write_point(p, hit, out, pos):
+    if p == BAR_POINT:
+        out[pos], out[pos + 1], out[pos + 2] = 98, 97, 114  # "bar"
+        pos += 3
+    elif p == OFF_POINT:
+        out[pos], out[pos + 1], out[pos + 2] = 111, 102, 102  # "off"
+        pos += 3
+    else:
+        if p >= 10:
+            out[pos] = 48 + p // 10
+            pos += 1
+        out[pos] = 48 + p % 10
+        pos += 1
+    if hit:
+        out[pos] = 42  # "*"
+        pos += 1
+    return pos
+
+
+@njit(cache=True)
+def write_move(steps, opp, out, pos, sc):
+    """:func:`format_move` compiled: write the notation of ``steps`` (int[4, 2], -1 padded, as
+    the move generator gives them) for a mover whose opponent's side is ``opp`` (``board[0]``)
+    as ASCII bytes into ``out`` from ``pos``; returns the position after the text (at most 60
+    bytes). ``sc`` is int64 scratch of at least 40 entries (kept by the caller, so that nothing
+    is allocated per move). The same text as :func:`format_move`, step for step."""
+    # sc[0:4], sc[4:8]: the steps' starts and ends, highest start first (then highest end).
+    n = 0
+    for k in range(4):
+        if steps[k, 0] >= 0:
+            sc[n] = steps[k, 0]
+            sc[4 + n] = steps[k, 1]
+            n += 1
+    for i in range(1, n):
+        j = i
+        while j > 0 and (sc[j] > sc[j - 1] or (sc[j] == sc[j - 1] and sc[4 + j] > sc[3 + j])):
+            sc[j], sc[j - 1] = sc[j - 1], sc[j]
+            sc[4 + j], sc[3 + j] = sc[3 + j], sc[4 + j]
+            j -= 1
+    # Chains of one checker: path q's points at sc[8 + 5q:], its length at sc[28 + q], the
+    # points where it hit as bits of sc[32 + q]. Only the first landing on a blot hits it.
+    hit_points = 0
+    npaths = 0
+    for k in range(n):
+        frm, to = sc[k], sc[4 + k]
+        hit = to >= 1 and opp[24 - to] == 1 and not (hit_points >> to) & 1
+        if hit:
+            hit_points |= 1 << to
+        q = 0
+        while q < npaths and sc[8 + 5 * q + sc[28 + q] - 1] != frm:
+            q += 1
+        if q == npaths:
+            sc[8 + 5 * q] = frm
+            sc[28 + q] = 1
+            sc[32 + q] = 0
+            npaths += 1
+        sc[8 + 5 * q + sc[28 + q]] = to
+        if hit:
+            sc[32 + q] |= 1 << sc[28 + q]
+        sc[28 + q] += 1
+    # Paths with the same start and end are written once (the first), with their count sc[36 + q].
+    for q in range(npaths):
+        sc[36 + q] = 0
+        first = q
+        end_q = sc[8 + 5 * q + sc[28 + q] - 1]
+        for r in range(q):
+            if sc[36 + r] > 0 and sc[8 + 5 * r] == sc[8 + 5 * q] and sc[8 + 5 * r + sc[28 + r] - 1] == end_q:
+                first = r
+                break
+        sc[36 + first] += 1
+    started = False
+    for q in range(npaths):
+        if sc[36 + q] == 0:
+            continue
+        if started:
+            out[pos] = 32  # " "
+            pos += 1
+        started = True
+        last = sc[28 + q] - 1
+        hits = sc[32 + q]
+        pos = _write_point(sc[8 + 5 * q], False, out, pos)
+        for i in range(1, last + 1):
+            hit = (hits >> i) & 1 == 1
+            if i < last and not hit:
+                continue  # points on the way show only where the checker hit
+            out[pos] = 47  # "/"
+            pos = _write_point(sc[8 + 5 * q + i], hit, out, pos + 1)
+        if sc[36 + q] > 1:
+            out[pos], out[pos + 1], out[pos + 2] = 40, 48 + sc[36 + q], 41  # "(n)"
+            pos += 3
+    return pos
+
+
 # ---------------------------------------------------------------------------------------------
 # reading: text -> parts
 
@@ -223,10 +318,10 @@ def _parse_text(text: str) -> list[_Part]:
 
 
 def _dice_list(d1: int, d2: int) -> list[int]:
-    for d in (d1, d2):
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
-            raise ValueError(f"dice are whole numbers from 1 to 6; got {d1!r} and {d2!r}")
-    d1, d2 = int(d1), int(d2)
+    try:
+        d1, d2 = check_die(d1), check_die(d2)
+    except ValueError:
+        raise ValueError(f"dice are whole numbers from 1 to 6; got {d1!r} and {d2!r}") from None
     return [d1] * 4 if d1 == d2 else [max(d1, d2), min(d1, d2)]
 
 

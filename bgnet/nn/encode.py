@@ -58,7 +58,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bgnet.engine.board import game_result
+from bgnet.engine.board import game_results, race_mask  # noqa: F401  (re-exported)
+from bgnet.engine.board import race_of_sides as _race
 
 ENCODINGS = {"tesauro": 198, "extended": 221}
 _KIND = {"tesauro": 0, "extended": 1}
@@ -129,33 +130,6 @@ def encode_afterstates(after: np.ndarray, name: str, out: np.ndarray | None = No
     return out
 
 
-def race_mask(boards: np.ndarray) -> np.ndarray:
-    """bool[N]: True where contact is over. Contact is symmetric, so this works on positions and
-    afterstates alike.
-
-    >>> from bgnet.engine.board import start_position
-    >>> race_mask(start_position()[None]).tolist()
-    [False]
-    """
-    arr = np.asarray(boards)
-    if arr.ndim == 2:
-        arr = arr[None]
-    if arr.ndim != 3 or arr.shape[1:] != (2, 25):
-        raise ValueError(f"boards must have shape (N, 2, 25); got {arr.shape}")
-    return _race_mask(np.ascontiguousarray(arr, dtype=np.int8))
-
-
-def game_results(boards: np.ndarray) -> np.ndarray:
-    """int8[N]: points won by ``board[1]`` when it has borne off everything (1, 2 or 3), else 0.
-
-    A batched :func:`bgnet.engine.board.game_result`; on afterstates it scores the mover.
-    """
-    arr = np.asarray(boards)
-    if arr.ndim != 3 or arr.shape[1:] != (2, 25):
-        raise ValueError(f"boards must have shape (N, 2, 25); got {arr.shape}")
-    return _game_results(np.ascontiguousarray(arr, dtype=np.int8))
-
-
 # ---------------------------------------------------------------------------------------------
 # Compiled kernels. ``me`` is the side whose view is encoded (on roll), ``opp`` the other; both
 # are 25-long rows in their own numbering.
@@ -192,25 +166,6 @@ def _tesauro_side(boards, k, r, out, base):
     nbar = boards[k, r, 24]
     out[k, base + 96] = nbar * 0.5
     out[k, base + 97] = (15 - total - nbar) / 15.0
-
-
-@njit(cache=True, inline="always")
-def _race(me, opp):
-    # Same test as bgnet.engine.board._is_race, on explicit sides: my rearmost checker is ahead
-    # of the opponent's rearmost one (opponent index j is my index 23 - j).
-    my_back = -1
-    for i in range(24, -1, -1):
-        if me[i] > 0:
-            my_back = i
-            break
-    opp_back = 25
-    for j in range(24, -1, -1):
-        if opp[j] > 0:
-            opp_back = 23 - j
-            break
-    if my_back < 0 or opp_back == 25:
-        return True
-    return my_back < opp_back
 
 
 @njit(cache=True, inline="always")
@@ -407,19 +362,3 @@ def _longest_prime(made):
         else:
             run = 0
     return best, best_rear
-
-
-@njit(cache=True)
-def _race_mask(boards):
-    out = np.empty(boards.shape[0], np.bool_)
-    for k in range(boards.shape[0]):
-        out[k] = _race(boards[k, 1], boards[k, 0])
-    return out
-
-
-@njit(cache=True)
-def _game_results(boards):
-    out = np.empty(boards.shape[0], np.int8)
-    for k in range(boards.shape[0]):
-        out[k] = game_result(boards[k])
-    return out

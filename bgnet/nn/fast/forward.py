@@ -272,13 +272,17 @@ class FastForward:
     (``numba.set_num_threads``). Off by default: the trainer runs one thread per process, and
     numba's threading layer here (GNU OpenMP) does not survive a ``fork`` once started.
 
+    ``frozen``: the weights will not change (an exported bot): the first-layer tables are built
+    once and kept, and every batch, however small, takes the table path (one position's
+    decision costs the arithmetic, not the set-up).
+
     >>> from bgnet.engine.board import start_position
     >>> from bgnet.nn.model import SplitValueNet
     >>> FastForward(SplitValueNet("extended", 8, race_hidden=4)).positions(start_position()).shape
     (1, 5)
     """
 
-    def __init__(self, net, parallel: bool = False):
+    def __init__(self, net, parallel: bool = False, frozen: bool = False):
         if not supports(net):
             raise ValueError("FastForward runs CPU float32 ValueNets (or SplitValueNets of two) "
                              "with sigmoid, tanh or relu hidden layers on the tesauro or extended "
@@ -286,10 +290,11 @@ class FastForward:
         from bgnet.nn.model import net_layout
 
         self.net = net
-        self._setup(net_layout(net), _ParameterViews(net), parallel)
+        self._setup(net_layout(net), _ParameterViews(net), parallel, frozen)
 
     @classmethod
-    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False) -> FastForward:
+    def from_weights(cls, layout: dict, weights: dict, parallel: bool = False,
+                     frozen: bool = False) -> FastForward:
         """The pass over weights found by their declared names (``{name: array}``, e.g. the
         initializers of an exported bot); the arrays are copied once, as float32. A malformed
         layout or missing or misshapen weights raise :class:`bgnet.nn.layout.LayoutError`, a
@@ -302,15 +307,17 @@ class FastForward:
         arrays = {name: np.array(weights[name], np.float32) for name in weight_names(layout)}
         self = cls.__new__(cls)
         self.net = None
-        self._setup(layout, lambda: arrays, parallel)
+        self._setup(layout, lambda: arrays, parallel, frozen)
         return self
 
-    def _setup(self, layout: dict, weights, parallel: bool) -> None:
+    def _setup(self, layout: dict, weights, parallel: bool, frozen: bool = False) -> None:
         self.layout = layout
         self.encoding = layout["encoding"]
         self.split = layout["route"] == "race_mask"
         self.n_extra = layout["inputs"] - EXTRA_START
         self.parallel = bool(parallel)
+        self.frozen = bool(frozen)
+        self._kept: dict = {}  # sub-net -> prepared(sub), when frozen
         self._weights = weights  # () -> {name: float32 array}
         # Per sub-net: its hidden layers' activation codes and the names of its (weight, bias) pairs.
         self._subnets = [(activation_codes(sub),
@@ -355,19 +362,39 @@ class FastForward:
         """Probabilities of sub-net ``sub`` on contiguous ``boards`` into ``out``; returns the
         first invalid board's index or -1 (``out`` is then incomplete)."""
         n = len(boards)
-        acts, names = self._subnets[sub]
-        ws = tuple(weights[w] for w, _ in names)
-        bs = tuple(weights[b] for _, b in names)
-        if n > _SMALL:
-            finite, (tpt, tbar, toff, flags, extra) = _tables(ws[0], self.n_extra)
+        if self.frozen or n > _SMALL:
+            acts, ws, bs, finite, tables = self.prepared(sub, weights)
             if finite:
                 run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
+                tpt, tbar, toff, flags, extra = tables
                 return run(boards, roll_row, acts, tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], out)
+        else:
+            acts, names = self._subnets[sub]
+            ws = tuple(weights[w] for w, _ in names)
+            bs = tuple(weights[b] for _, b in names)
         bad = _first_bad_board(boards)
         if bad < 0:
             x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)
             _forward_dense(x, acts, ws, bs, out)
         return bad
+
+    def prepared(self, sub: int, weights: dict | None = None):
+        """``(activation codes, weights, biases, finite, first-layer tables)`` of sub-net ``sub``
+        (0: the only or the contact net, 1: the race net), as the table path runs them; kept
+        between calls when the pass is frozen. ``finite`` is False when a first-layer weight is
+        not finite (the tables would hide the NaN that torch spreads)."""
+        kept = self._kept.get(sub)
+        if kept is not None:
+            return kept
+        weights = self._weights() if weights is None else weights
+        acts, names = self._subnets[sub]
+        ws = tuple(weights[w] for w, _ in names)
+        bs = tuple(weights[b] for _, b in names)
+        finite, tables = _tables(ws[0], self.n_extra)
+        prepared = (acts, ws, bs, bool(finite), tables)
+        if self.frozen:
+            self._kept[sub] = prepared
+        return prepared
 
     def positions(self, boards: np.ndarray) -> np.ndarray:
         """Probabilities [N, 5] for the side on roll (``board[1]``)."""

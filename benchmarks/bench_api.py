@@ -1,0 +1,130 @@
+"""The public per-call API against GNU Backgammon's C library, side by side on the same positions.
+
+* ``legal_moves``: :func:`bgnet.engine.legal_moves` (Position ID in; notation and next Position
+  ID of every move out) against ``gnubg_nn.moves`` (a board list in; position keys and step
+  tuples out), microseconds per call, best of several repeats.
+* ``best_move`` at 0-ply: ``Bot.best_move`` of the shipped bot (``bgnet.Bot.load()``) against
+  ``gnubg_nn.best_move(board, d1, d2, 0)``, decisions per second. GNU Backgammon keeps a cache
+  of evaluations, so each decision is timed once, on distinct positions that neither side has
+  seen: the positions come from pubeval self-play (pubeval does not fill gnubg's cache), and
+  both bots are warmed up on other positions first.
+
+Everything runs in this one process on one core (numba and the BLAS libraries limited to one
+thread).
+
+    python3 benchmarks/bench_api.py [--positions 20000] [--decisions 5000]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+
+
+def distinct_positions(n: int, seed: int):
+    """``n`` distinct (board, d1, d2) from pubeval self-play, in the order met."""
+    from bgnet.engine.position_id import position_id
+    from bgnet.engine.sampling import sample_positions
+    from bgnet.evaluate.reference_play import pubeval_chooser
+
+    boards, dice = sample_positions(int(n * 1.3) + 100, seed=seed, chooser=pubeval_chooser)
+    seen, out = set(), []
+    for b, (d1, d2) in zip(boards, dice):
+        d1, d2 = int(d1), int(d2)
+        key = (position_id(b), max(d1, d2), min(d1, d2))
+        if key not in seen and b[0].any() and b[1].any():
+            seen.add(key)
+            out.append((b, d1, d2))
+    if len(out) < n:
+        raise SystemExit(f"only {len(out)} distinct positions were met; ask for fewer")
+    return out[:n]
+
+
+def best_of(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def bench_legal_moves(positions, repeats: int) -> None:
+    import gnubg_nn
+
+    from bgnet.engine import legal_moves
+    from bgnet.engine.position_id import position_id
+
+    calls = [(position_id(b), d1, d2) for b, d1, d2 in positions]
+    lists = [(b.tolist(), d1, d2) for b, d1, d2 in positions]
+    legal_moves(*calls[0])  # compile (or load the compiled cache) outside the timing
+    moves = gnubg_nn.moves
+    n_bgnet = sum(len(legal_moves(*c)) for c in calls)
+    n_gnubg = sum(len(moves(b, x, y, 1)) for b, x, y in lists)
+
+    def run_bgnet():
+        for c in calls:
+            legal_moves(*c)
+
+    def run_gnubg():
+        for b, x, y in lists:
+            moves(b, x, y, 1)
+
+    t_bgnet = best_of(run_bgnet, repeats) / len(calls)
+    t_gnubg = best_of(run_gnubg, repeats) / len(calls)
+    print(f"legal_moves over {len(calls)} positions (moves listed: bgnet {n_bgnet}, gnubg {n_gnubg}; "
+          "bgnet counts a pass as one)")
+    print(f"  bgnet legal_moves   : {t_bgnet * 1e6:7.1f} us a call")
+    print(f"  gnubg_nn.moves      : {t_gnubg * 1e6:7.1f} us a call")
+    print(f"  ratio bgnet / gnubg : {t_bgnet / t_gnubg:7.2f} (time a call)")
+
+
+def bench_best_move(positions, warmup: int) -> None:
+    import gnubg_nn
+
+    import bgnet
+    from bgnet.engine.position_id import position_id
+
+    bot = bgnet.Bot.load()
+    warm, timed = positions[:warmup], positions[warmup:]
+    calls = [(position_id(b), d1, d2) for b, d1, d2 in timed]
+    lists = [(b.tolist(), d1, d2) for b, d1, d2 in timed]
+    for b, d1, d2 in warm:
+        bot.best_move(position_id(b), d1, d2)
+        gnubg_nn.best_move(b.tolist(), d1, d2, 0)
+    best = bot.best_move
+    t = time.perf_counter()
+    for c in calls:
+        best(*c)
+    t_bgnet = time.perf_counter() - t
+    gbest = gnubg_nn.best_move
+    t = time.perf_counter()
+    for b, x, y in lists:
+        gbest(b, x, y, 0)
+    t_gnubg = time.perf_counter() - t
+    r_bgnet, r_gnubg = len(calls) / t_bgnet, len(calls) / t_gnubg
+    print(f"best_move at 0-ply over {len(calls)} distinct positions ({bot.name}; each timed once)")
+    print(f"  bgnet Bot.best_move : {r_bgnet:9.0f} decisions/s ({t_bgnet / len(calls) * 1e6:.1f} us)")
+    print(f"  gnubg_nn.best_move  : {r_gnubg:9.0f} decisions/s ({t_gnubg / len(calls) * 1e6:.1f} us)")
+    print(f"  ratio bgnet / gnubg : {r_bgnet / r_gnubg:9.2f} (decisions a second)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--positions", type=int, default=20_000, help="positions for legal_moves")
+    ap.add_argument("--decisions", type=int, default=5_000, help="timed decisions for best_move")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    positions = distinct_positions(max(a.positions, a.decisions + 500), a.seed)
+    bench_legal_moves(positions[:a.positions], a.repeats)
+    bench_best_move(positions[:a.decisions + 500], warmup=500)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
