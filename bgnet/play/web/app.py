@@ -18,8 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from bgnet.engine.state import MatchContext
 from bgnet.play.web.answers import Answers
 from bgnet.play.web.games import GameStore
-from bgnet.play.web.positions import (WILDBG_POINTS, board_from_wildbg, check_die, one_position,
-                                      parse_dice)
+from bgnet.play.web.positions import WILDBG_POINTS, board_from_wildbg, check_die, one_position, parse_dice
 from bgnet.play.web.service import ApiError, BotService
 
 MAX_BODY = 16 * 1024  # bytes: the largest request body (game actions are a few dozen bytes)
