@@ -50,7 +50,7 @@ def _view(t: torch.Tensor) -> np.ndarray:
     return t.detach().numpy()
 
 
-def _subnet_parameters(net) -> list[tuple[int, list[torch.Tensor]]]:
+def _subnet_parameters(net) -> list[tuple[np.ndarray, list[torch.Tensor]]]:
     """Per sub-net of the net's declared layout: its hidden layers' activation codes and its
     parameters (weight, bias, weight, bias, ... from the first layer to the logits)."""
     from bgnet.nn.model import net_layout
