@@ -68,8 +68,10 @@ def test_luck_correction_with_an_exact_evaluator_leaves_no_variance(bot):
     cancels the trial's whole outcome, and each corrected trial equals the exact value."""
     db = get_database()
     boards = np.zeros((2, 2, 25), np.int8)
-    boards[0, 1, [0, 2, 4]] = 2; boards[0, 0, [1, 3, 5]] = 2
-    boards[1, 1, [1, 5]] = 3; boards[1, 0, [0, 3]] = 3
+    boards[0, 1, [0, 2, 4]] = 2
+    boards[0, 0, [1, 3, 5]] = 2
+    boards[1, 1, [1, 5]] = 3
+    boards[1, 0, [0, 3]] = 3
     settings = RolloutSettings(trials=36, seed=1, bearoff=False)
     out = run_trials(bot, boards, settings)
     exact = db.probabilities(boards)
@@ -85,9 +87,12 @@ def test_bearoff_rollout_agrees_with_the_database(bot):
     the database."""
     db = get_database()
     boards = np.zeros((3, 2, 25), np.int8)
-    boards[0, 1, [0, 1, 2, 3]] = 1; boards[0, 0, [4, 5]] = 2
-    boards[1, 1, 5] = 3; boards[1, 0, [0, 1, 2]] = 1
-    boards[2, 1, [2, 3]] = 3; boards[2, 0, [4, 5]] = 3
+    boards[0, 1, [0, 1, 2, 3]] = 1
+    boards[0, 0, [4, 5]] = 2
+    boards[1, 1, 5] = 3
+    boards[1, 0, [0, 1, 2]] = 1
+    boards[2, 1, [2, 3]] = 3
+    boards[2, 0, [4, 5]] = 3
     out = run_trials(bot, boards, RolloutSettings(trials=720, seed=2, bearoff=False, luck=False))
     exact = db.probabilities(boards)
     for r in range(3):

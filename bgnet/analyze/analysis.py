@@ -23,6 +23,7 @@ Conventions (stated once here):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -32,6 +33,10 @@ from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, MatchContext
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity, flip, terminal_probs_batch
+
+if TYPE_CHECKING:
+    from bgnet.bots.net import NetBot
+    from bgnet.cube import CubeDecision
 
 DOUBTFUL, ERROR, BLUNDER = 0.04, 0.08, 0.16
 LUCKY, VERY_LUCKY = 0.3, 0.6
@@ -103,9 +108,15 @@ class Judge:
             if (res > 0).any():
                 p[res > 0] = terminal_probs_batch(res[res > 0])
             return p
+        assert self.ev is not None  # __init__ refused a bot that is neither gnubg nor has a net
         if ply == 0:
             return np.asarray(self.ev.afterstates(after), np.float64)
-        return np.asarray(self.bot._afterstate_value(after, ply), np.float64)
+        return np.asarray(self._net_bot()._afterstate_value(after, ply), np.float64)
+
+    def _net_bot(self) -> NetBot:
+        """The judged bot when it is not GNU Backgammon's: only net bots have the ``eval`` that
+        __init__ required, so the bot searches at a ply of its own."""
+        return cast("NetBot", self.bot)
 
     def moves(self, after: np.ndarray, played: int) -> np.ndarray:
         """Mover's probabilities float64[M, 5] of all legal afterstates: at 0-ply for all, at the
@@ -127,7 +138,7 @@ class Judge:
         b = np.ascontiguousarray(board, np.int8).reshape(1, 2, 25)
         if self.gnubg is not None:
             return np.asarray(self.gnubg.probabilities(b[0].tolist(), self.ply), np.float64)
-        return np.asarray(self.bot.evaluate(b, self.ply) if hasattr(self.bot, "_expected_over_rolls")
+        return np.asarray(self._net_bot().evaluate(b, self.ply) if hasattr(self.bot, "_expected_over_rolls")
                           else self.bot.evaluate(b), np.float64).reshape(5)
 
     def roll_equities(self, board: np.ndarray) -> np.ndarray:
@@ -349,7 +360,8 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
         cube, owner = 1, CENTERED
         first_move = True
         doubled = False
-        pending = None  # (doubler, board of the doubler, CubeDecision) while a double waits
+        # (doubler, board of the doubler, CubeDecision) while a double waits
+        pending: tuple[int, np.ndarray, CubeDecision] | None = None
         number = 0
         for act in game.actions:
             p = act.player
@@ -371,6 +383,7 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
                     ctx = _ctx(record, game, cube, owner, p)
                     pending = (p, board, _cube_equities(judge, board, ctx)[0])
             elif act.kind in ("take", "drop"):
+                assert pending is not None  # a take or drop answers the double just recorded
                 doubler, dboard, d = pending
                 ctx = _ctx(record, game, cube, owner, doubler)
                 dec = _answer(d, act.kind, game.number, number, p, dboard, ctx)

@@ -119,9 +119,11 @@ def _summary_table(a: Analysis) -> str:
     p0, p1 = a.players
 
     def row(label, f):
-        return f"<tr><th>{html.escape(label)}</th><td>{html.escape(str(f(p0)))}</td><td>{html.escape(str(f(p1)))}</td></tr>"
+        cells = "".join(f"<td>{html.escape(str(f(p)))}</td>" for p in (p0, p1))
+        return f"<tr><th>{html.escape(label)}</th>{cells}</tr>"
 
-    marks = lambda m: f"{m['doubtful']} / {m['error']} / {m['blunder']}"
+    def marks(m):
+        return f"{m['doubtful']} / {m['error']} / {m['blunder']}"
     rows = [
         row("Unforced moves", lambda p: p.unforced_moves),
         row("Checker play: doubtful / error / blunder", lambda p: marks(p.checker_marks)),

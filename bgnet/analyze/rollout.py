@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -43,6 +44,11 @@ from bgnet.bots.simple import segment_argmax
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
+
+if TYPE_CHECKING:
+    from bgnet.bots.net import NetBot
+    from bgnet.cube.met import MatchEquityTable
+    from bgnet.engine.state import MatchContext
 
 # The 21 distinct rolls, their weights, and the index of every (d1, d2) among them.
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
@@ -139,7 +145,7 @@ def luck_evaluator(bot: Bot):
     path = default_bot_path()
     if path is None:
         return None
-    return Bot.load(path).eval
+    return cast("NetBot", Bot.load(path)).eval  # Bot.load builds a net bot
 
 
 def _reuses_luck_moves(bot: Bot, ev) -> bool:
@@ -175,8 +181,8 @@ class CubeSetup:
     the root's side on roll as ``player_on_roll``; ``met`` and ``efficiency`` the cube head's
     settings (None: bgnet's defaults)."""
 
-    ctx: object
-    met: object = None
+    ctx: MatchContext
+    met: MatchEquityTable | str | None = None
     efficiency: object = None
 
     def score_of(self, player: int):
@@ -280,6 +286,7 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
             p = np.empty((len(idx), 5), np.float64)
             ex = exact[stop]
             if ex.any():
+                assert db is not None  # only the database marks trials exact
                 p[ex] = db.probabilities(board[idx[ex]])
             if (~ex).any():
                 p[~ex] = np.asarray(bot.evaluate(np.ascontiguousarray(board[idx[~ex]])), np.float64)
@@ -430,6 +437,7 @@ def _cube_stop(idx, probs_mover, board, mine, cube_val, owner, root_player, cube
             cubeful[i] = v if m == root_player else -v
         else:
             mwc = d.mwc
+            assert mwc is not None  # a match's cube decision has its match winning chances
             cubeful[i] = mwc if m == root_player else 1.0 - mwc
 
 
@@ -596,7 +604,10 @@ def _run_parallel(spec, roots, settings, cube, workers, bar) -> TrialOutcomes:
 
 
 def _bot_name(bot: Bot, spec: str | None) -> str:
-    return spec or getattr(bot, "name", type(bot).__name__)
+    if spec:
+        return spec
+    name: str = getattr(bot, "name", type(bot).__name__)
+    return name
 
 
 def rollout_position(bot: Bot, board, settings: RolloutSettings = RolloutSettings(),
@@ -704,8 +715,17 @@ def rollout_moves(bot: Bot, board, d1: int, d2: int, settings: RolloutSettings =
     results.sort(key=lambda x: -(x.cubeful_equity if x.cubeful_equity is not None else x.equity))
     best = results[0]
     for res in results:
-        d = (res._cf_trials - best._cf_trials if res._cf_trials is not None
-             else res._eq_trials - best._eq_trials)
+        d = _trial_differences(res, best)
         res.diff, res.diff_se = float(d.mean()), _se(d) if res is not best else 0.0
     return Rollout(_bot_name(bot, spec), settings, results, seconds, dice=(int(d1), int(d2)),
                    luck_evaluator=_luck_name(bot, settings))
+
+
+def _trial_differences(res: RolloutResult, best: RolloutResult) -> np.ndarray:
+    """Trial-by-trial equity of ``res`` minus ``best`` on their shared dice: cubeful equity in a
+    cubeful rollout, else cubeless."""
+    if res._cf_trials is not None:
+        assert best._cf_trials is not None  # candidates of one rollout are all cubeful or none
+        return res._cf_trials - best._cf_trials
+    assert res._eq_trials is not None and best._eq_trials is not None  # summarize sets them
+    return res._eq_trials - best._eq_trials

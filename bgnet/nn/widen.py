@@ -18,6 +18,7 @@ forever).
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from bgnet.errors import BadArgument
 from bgnet.nn.model import SplitValueNet, ValueNet
@@ -39,15 +40,22 @@ def widen(net: ValueNet, hidden: int, noise: float = 1e-3, seed: int = 0) -> Val
     # How many units share each old unit's outgoing weights after widening.
     share = torch.bincount(source, minlength=old).float()
     wide = ValueNet(net.encoding, hidden, net.activation)
-    first, head = net.body[0], net.head
+    first, head, wide_first = _first_layer(net), net.head, _first_layer(wide)
     with torch.no_grad():
         w1 = first.weight[source].clone()
         w1[old:] += noise * torch.randn(w1[old:].shape, generator=gen)
-        wide.body[0].weight.copy_(w1)
-        wide.body[0].bias.copy_(first.bias[source])
+        wide_first.weight.copy_(w1)
+        wide_first.bias.copy_(first.bias[source])
         wide.head.weight.copy_(head.weight[:, source] / share[source])
         wide.head.bias.copy_(head.bias)
     return wide
+
+
+def _first_layer(net: ValueNet) -> nn.Linear:
+    """The net's input-to-hidden layer (a ValueNet's body starts with it)."""
+    layer = net.body[0]
+    assert isinstance(layer, nn.Linear), f"a ValueNet's body starts with a Linear layer, not {layer}"
+    return layer
 
 
 def widen_split(net: SplitValueNet, contact_hidden: int, race_hidden: int | None = None,

@@ -64,11 +64,11 @@ class PlaySession:
 
     ``read_line(prompt)`` returns the next line typed (None when input ends) and ``write(text)``
     shows text; they default to standard input and output. ``match_length`` 0 plays a money
-    session of ``games`` games. ``save_path``: write the match there after every game and on
+    session of ``games`` games (None: no limit). ``save_path``: write the match there after every game and on
     quitting.
     """
 
-    def __init__(self, advisor: Advisor, *, match_length: int = 0, games: int = 1, seed=None,
+    def __init__(self, advisor: Advisor, *, match_length: int = 0, games: int | None = 1, seed=None,
                  name: str = "You", jacoby: bool = False, save_path=None, hints: int = 5,
                  read_line: Callable[[str], str | None] = _stdin_line,
                  write: Callable[[str], None] = print):

@@ -62,10 +62,11 @@ def widen_main(argv: list[str]) -> int:
                    help="hidden units of a split net's race net (default: unchanged)")
     a = p.parse_args(argv)
     from bgnet.nn.checkpoint import load_net
-    from bgnet.nn.model import SplitValueNet
+    from bgnet.nn.model import SplitValueNet, ValueNet
     from bgnet.nn.widen import widen, widen_split
 
     net, data = load_net(a.checkpoint)
+    wide: ValueNet | SplitValueNet
     if isinstance(net, SplitValueNet):
         wide = widen_split(net, a.contact, a.race, a.noise, a.seed)
     elif a.race is not None:
@@ -102,9 +103,10 @@ def deepen_main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     from bgnet.nn.checkpoint import load_net
     from bgnet.nn.deepen import deepen, deepen_split
-    from bgnet.nn.model import SplitValueNet
+    from bgnet.nn.model import SplitValueNet, ValueNet
 
     net, data = load_net(a.checkpoint)
+    deep: ValueNet | SplitValueNet
     options = dict(after=a.after, width=a.width, activation=a.activation, noise=a.noise,
                    seed=a.seed)
     if isinstance(net, SplitValueNet):

@@ -29,8 +29,17 @@ from numba import njit
 
 from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.fast.forward import supports
-from bgnet.nn.fast.kernels import (_EXACT_FLAGS, _F0, _F1, _F2, _SUM_FLAGS, _activate_rows,
-                                   _dense_rows, _sigmoid32, activation_codes)
+from bgnet.nn.fast.kernels import (
+    _EXACT_FLAGS,
+    _F0,
+    _F1,
+    _F2,
+    _SUM_FLAGS,
+    _activate_rows,
+    _dense_rows,
+    _sigmoid32,
+    activation_codes,
+)
 
 if TYPE_CHECKING:  # bgnet.nn.model imports this package: only the type checker reads it here
     from bgnet.nn.model import SplitValueNet, ValueNet
@@ -41,7 +50,7 @@ def _view(t: torch.Tensor) -> np.ndarray:
     return t.detach().numpy()
 
 
-def _subnet_parameters(net) -> list[tuple[int, list[torch.Tensor]]]:
+def _subnet_parameters(net) -> list[tuple[np.ndarray, list[torch.Tensor]]]:
     """Per sub-net of the net's declared layout: its hidden layers' activation codes and its
     parameters (weight, bias, weight, bias, ... from the first layer to the logits)."""
     from bgnet.nn.model import net_layout

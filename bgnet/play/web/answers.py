@@ -64,7 +64,9 @@ class Answers:
                     for a, s, p in self.bot.ranked_moves(board, d1, d2, ply)]
         moves = self.advisor.ranked_moves(board, d1, d2)
         if moves:
-            chosen = self.advisor.choose(board, d1, d2)[0]
+            choice = self.advisor.choose(board, d1, d2)
+            assert choice is not None  # a move is legal, so the bot has one
+            chosen = choice[0]
             moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
         return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
                 for m in moves]
@@ -110,7 +112,9 @@ class Answers:
         if judge is self.bot and self.searches:
             return np.asarray(self.bot.evaluate(np.ascontiguousarray(board)[None], ply),
                               np.float64).reshape(5)
-        return self.advisor.probabilities(board)
+        probs = self.advisor.probabilities(board)
+        assert probs is not None  # the advisor has a judge: _need_evaluator checked it
+        return probs
 
     def evaluate(self, board: np.ndarray, ply: int | None) -> dict:
         p = self.probabilities(board, ply)

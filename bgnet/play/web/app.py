@@ -18,8 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from bgnet.engine.state import MatchContext
 from bgnet.play.web.answers import Answers
 from bgnet.play.web.games import GameStore
-from bgnet.play.web.positions import (WILDBG_POINTS, board_from_wildbg, check_die, one_position,
-                                      parse_dice)
+from bgnet.play.web.positions import WILDBG_POINTS, board_from_wildbg, check_die, one_position, parse_dice
 from bgnet.play.web.service import ApiError, BotService
 
 MAX_BODY = 16 * 1024  # bytes: the largest request body (game actions are a few dozen bytes)
@@ -135,7 +134,7 @@ def _away_context(x_away: int | None, o_away: int | None) -> MatchContext:
     given as points away (x is player 1, on roll)."""
     if (x_away is None) != (o_away is None):
         raise ApiError(400, "give both x_away and o_away (match play) or neither (money play)")
-    if x_away is None:
+    if x_away is None or o_away is None:  # both or neither, checked above
         return MatchContext(player_on_roll=1, turn=1)
     length = max(x_away, o_away)
     return MatchContext(player_on_roll=1, turn=1, match_length=length,

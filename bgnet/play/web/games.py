@@ -40,6 +40,9 @@ MAX_LOG = 200
 MAX_MATCH = 64
 ACTIONS = ("roll", "double", "take", "drop", "resign", "move", "step", "undo", "confirm",
            "new_game", "hint")
+# A JSON body that may be left out (read as {}). One shared marker rather than a call in each
+# route's defaults; FastAPI copies the default for every request that omits the body.
+_OPTIONAL_BODY = Body(default={})
 
 
 class _PageSession(PlaySession):
@@ -338,7 +341,7 @@ class GameStore:
                      max_length=64)
 
         @app.post("/api/v1/games", tags=["play"], summary="start a money game or a match")
-        async def new_game(request: Request, body: dict = Body(default={})):
+        async def new_game(request: Request, body: dict = _OPTIONAL_BODY):
             only()(request)
             length, name = _new_game_options(body)
             game = await call(self.new, length, name)
@@ -354,7 +357,7 @@ class GameStore:
                   summary="roll, double, take, drop, resign, move, step, undo, confirm, "
                           "new_game or hint")
         async def game_action(request: Request, gid: str = gid_p, action: str = Path(...),
-                              body: dict = Body(default={})):
+                              body: dict = _OPTIONAL_BODY):
             only()(request)
             game = self.get(gid)
             return await call(game.act, action, body or {})

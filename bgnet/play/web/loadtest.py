@@ -19,7 +19,7 @@ from bgnet.engine.movegen import generate
 def random_positions(n: int, seed: int = 0) -> list[tuple[np.ndarray, int, int]]:
     """``n`` (board, die1, die2) taken along random games: boards ``[opponent, side to move]``."""
     rng = np.random.default_rng(seed)
-    out = []
+    out: list[tuple[np.ndarray, int, int]] = []
     while len(out) < n:
         g = Game(rng=rng)
         g.opening_roll()

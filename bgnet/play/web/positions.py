@@ -71,6 +71,7 @@ def one_position(position_id_: str | None, xgid_: str | None):
                   "and xgid")
     if position_id_ is not None:
         return board_from_pid(position_id_), None
+    assert xgid_ is not None  # exactly one of the two was given
     return board_from_xgid(xgid_)
 
 
