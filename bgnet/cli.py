@@ -11,7 +11,6 @@ argument types checked before any work starts, and loading a bot named on the co
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 from bgnet.arguments import error_line, user_error_code
@@ -22,19 +21,20 @@ def _cmd_moves(argv: list[str]) -> int:
     """``bgnet moves POSITION [DICE]``: a header, then every legal move with its next Position ID
     (the opponent on roll). POSITION is a Position ID or an XGID; an XGID with dice needs no
     DICE. A person's mistake is one line on standard error and exit code 2."""
+    from bgnet.arguments import ArgumentParser
     from bgnet.engine.api import game_over, legal_moves
-    from bgnet.errors import EXIT_USAGE
+    from bgnet.errors import BadArgument
 
-    p = argparse.ArgumentParser(prog="bgnet moves", description="List every legal move of a position.")
+    p = ArgumentParser(prog="bgnet moves", description="List every legal move of a position.",
+                       examples=("bgnet moves 4HPwATDgc/ABMA 31",
+                                 "bgnet moves XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"))
     p.add_argument("position", help="GNU Backgammon Position ID (14 characters) or an XGID, the player "
                                     "on roll to move")
     p.add_argument("dice", nargs="?", help="the roll, e.g. 31 or 3-1 (optional with an XGID that has dice)")
 
     def one_line_error(message: str):
-        print(f"bgnet moves: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        raise BadArgument(message)
 
-    p.error = one_line_error
     a = p.parse_args(argv)
     try:
         board, pid, xgid_dice = _read_position(a.position)

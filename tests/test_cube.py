@@ -255,8 +255,8 @@ def test_match_equities_are_normalised_and_gammon_values():
 
 
 def test_match_id_entry_point_matches_context():
-    from bgnet.formats.match_id import match_id
     from bgnet.engine.position_id import position_id
+    from bgnet.formats.match_id import match_id
 
     board = start_position()
     probs = (0.68, 0.15, 0.005, 0.06, 0.002)

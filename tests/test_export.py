@@ -24,11 +24,11 @@ from bgnet.cube import CubeEfficiency, decide
 from bgnet.engine.api import legal_moves
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate, generate_batch
+from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.engine.sampling import sample_positions
 from bgnet.engine.state import MatchContext
 from bgnet.export.onnx_export import ExportError, build_model, export_onnx
 from bgnet.formats.match_id import match_id
-from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.nn.checkpoint import CheckpointError, save_checkpoint
 from bgnet.nn.encode import race_mask
 from bgnet.nn.fast import FastForward

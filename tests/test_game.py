@@ -7,9 +7,9 @@ import pytest
 from bgnet.engine.board import start_position, swap
 from bgnet.engine.game import RESIGN_NAMES, Game, Match, RuleError, play_random_game
 from bgnet.engine.movegen import generate
+from bgnet.engine.position_id import position_id
 from bgnet.engine.state import CENTERED, GAME_DROPPED, GAME_OVER, GAME_PLAYING, GAME_RESIGNED
 from bgnet.formats.match_id import match_context_from_id, match_id
-from bgnet.engine.position_id import position_id
 
 
 def side(**points) -> np.ndarray:

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from bgnet.engine.game import Match, MatchRecord, play_random_game
+from bgnet.engine.position_id import position_id
 from bgnet.engine.sampling import apply_steps
 from bgnet.formats.mat import load_mat, read_mat, save_mat, write_mat
-from bgnet.engine.position_id import position_id
 
 GNUBG_PROGRAM = shutil.which("gnubg") or next(
     (p for p in ("/usr/games/gnubg", "/usr/local/games/gnubg") if Path(p).exists()), None)

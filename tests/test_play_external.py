@@ -16,9 +16,9 @@ from bgnet.bots import load_bot
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
 from bgnet.engine.movegen import generate
+from bgnet.engine.position_id import position_id
 from bgnet.engine.state import CENTERED
 from bgnet.formats.mat import load_mat
-from bgnet.engine.position_id import position_id
 from bgnet.play.advisor import Advisor
 from bgnet.play.external import ExternalPlayer, ProtocolError, Seat, interpret, move_text, parse_board, start_in_thread
 

@@ -7,8 +7,8 @@ import pytest
 
 from bgnet.bots import load_bot
 from bgnet.engine.game import DOUBLED, ROLL, Match
-from bgnet.formats.mat import save_mat
 from bgnet.engine.position_id import board_from_position_id, position_id
+from bgnet.formats.mat import save_mat
 from bgnet.play.advisor import Advisor
 from bgnet.play.terminal import PlaySession
 

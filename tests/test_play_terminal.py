@@ -15,10 +15,10 @@ from bgnet.bots import load_bot
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
+from bgnet.engine.position_id import position_id
 from bgnet.engine.sampling import apply_steps
 from bgnet.errors import BadArgument
 from bgnet.formats.mat import load_mat, read_mat
-from bgnet.engine.position_id import position_id
 from bgnet.play.advisor import Advisor
 from bgnet.play.terminal import BOT, HUMAN, PlaySession, play_main, resolve_bot_spec
 

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from bgnet.engine import board_from_position_id, position_id
 from bgnet.engine.board import start_position, swap
-from bgnet.engine.position_id import (board_from_position_key, position_key, read_position_id,
-                                      write_position_id)
+from bgnet.engine.position_id import board_from_position_key, position_key, read_position_id, write_position_id
 from bgnet.engine.sampling import sample_positions
 
 try:  # the reference packages are a test extra

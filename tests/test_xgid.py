@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgnet.engine.board import start_position, swap
+from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.engine.state import CENTERED, MatchContext
 from bgnet.formats.match_id import match_id
-from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.formats.xgid import board_and_context_from_xgid, xgid
 
 START = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"

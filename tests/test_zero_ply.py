@@ -8,8 +8,8 @@ pytest.importorskip("torch")  # the compiled forward pass reads its weights thro
 pytest.importorskip("onnxruntime")
 
 import bgnet  # noqa: E402
-from bgnet.bots import default_bot_path  # noqa: E402
 from bgnet.bearoff.database import is_bearoff  # noqa: E402
+from bgnet.bots import default_bot_path  # noqa: E402
 from bgnet.bots.zero_ply import choose_zero_ply  # noqa: E402
 from bgnet.engine.position_id import position_id  # noqa: E402
 from bgnet.engine.sampling import sample_positions  # noqa: E402

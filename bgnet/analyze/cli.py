@@ -10,17 +10,11 @@ import argparse
 import json
 import sys
 
+from bgnet.arguments import ArgumentParser
 from bgnet.errors import BadArgument, BadInputFile, UserError
 
 BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
             "PATH@PLY), or gnubg:N, pubeval, random")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises BadArgument instead of printing usage, so every error is one line."""
-
-    def error(self, message):
-        raise BadArgument(message)
 
 
 def _report(prog: str, err: Exception) -> int:
@@ -97,7 +91,9 @@ def parse_position(text: str, match_id: str | None):
 
 
 def rollout_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="bgnet rollout",
+    p = ArgumentParser(prog="bgnet rollout",
+                       examples=("bgnet rollout 4HPwATDgc/ABMA 31 --trials 1296",
+                                 "bgnet rollout 4HPwATDgc/ABMA --cubeful --trials 2592 --workers 2 --json r.json"),
                 description="Roll out a position before the roll, or the candidate moves of a roll, "
                             "with variance reduction (cycled first rolls, luck correction).")
     p.add_argument("position", help="GNU Backgammon Position ID, POSITIONID:MATCHID, or an XGID")
@@ -244,7 +240,9 @@ def format_rollout(r) -> str:
 
 
 def analyze_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="bgnet analyze",
+    p = ArgumentParser(prog="bgnet analyze",
+                       examples=("bgnet eval gnubg:0 pubeval --games 20 --save-mat s.mat",
+                                 "bgnet analyze s.mat --bot gnubg:0 --html s.html --json s.json"),
                 description="Judge every checker play and cube decision of a match or money session "
                             "(.mat) with a bot: errors, luck, per-player error rates and ratings.")
     p.add_argument("file", metavar="FILE.mat", help="a .mat file as bgnet or GNU Backgammon writes it")

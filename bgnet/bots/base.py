@@ -55,11 +55,18 @@ class Evaluation:
 
     def as_dict(self) -> dict:
         """``{"position_id", "win", "win_gammon", ..., "lose_backgammon", "equity", "ply"}``."""
-        out = {"position_id": self.position_id}
+        out: dict[str, object] = {"position_id": self.position_id}
         out.update(zip(OUTPUTS, self.probabilities))
         out["equity"] = self.equity
         out["ply"] = self.ply
         return out
+
+
+def accepts_position_ids(method):
+    """Mark a batch ``evaluate`` that answers a Position ID string itself (see
+    :meth:`Bot.__init_subclass__`); returns the method."""
+    method.__dict__["_accepts_position_ids"] = True
+    return method
 
 
 def _accepting_position_ids(method):
@@ -71,8 +78,7 @@ def _accepting_position_ids(method):
             return self.evaluate_position(boards, *args, **kwargs)
         return method(self, boards, *args, **kwargs)
 
-    evaluate._accepts_position_ids = True
-    return evaluate
+    return accepts_position_ids(evaluate)
 
 
 _NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
@@ -106,6 +112,7 @@ class Bot:
                     break
         return out, steps
 
+    @accepts_position_ids
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """Cubeless probabilities float[N, 5] for the side on roll, before it rolls (gnubg order:
         win, win gammon, win backgammon, lose gammon, lose backgammon). Optional.
@@ -116,8 +123,6 @@ class Bot:
             return self.evaluate_position(boards)
         raise NotImplementedError(f"{self.name} cannot evaluate positions")
 
-    evaluate._accepts_position_ids = True
-
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("evaluate")
@@ -126,7 +131,7 @@ class Bot:
 
     # -- the Position ID API ------------------------------------------------------------------
     @classmethod
-    def load(cls, path=None, ply: int = 0, device: str = "cpu") -> "Bot":
+    def load(cls, path=None, ply: int = 0, device: str = "cpu") -> Bot:
         """A net bot from an exported bot (``*.onnx``: onnxruntime and numpy only, no torch) or a
         training checkpoint (``*.pt``, needs torch), searching at ``ply`` (0, 1 or 2).
 

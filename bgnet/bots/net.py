@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bgnet.bots.base import Bot
+from bgnet.bots.base import Bot, accepts_position_ids
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.movegen import generate_batch
 from bgnet.errors import BadArgument
@@ -106,14 +106,13 @@ class NetBot(Bot):
         return cube.get("met"), eff
 
     # -- evaluation ------------------------------------------------------------------------
+    @accepts_position_ids
     def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
         """Cubeless probabilities for the side on roll, before rolling, at ``ply`` (default: this
         bot's depth). A Position ID string gives an :class:`~bgnet.bots.base.Evaluation`."""
         if isinstance(boards, str):
             return self.evaluate_position(boards, ply)
         return self._probabilities(boards, ply)
-
-    evaluate._accepts_position_ids = True
 
     def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
         ply = self.ply if ply is None else check_ply(ply)

@@ -28,8 +28,7 @@ from numba import njit
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import _SMALL_TABLE, _generate_one
 from bgnet.engine.notation import write_move
-from bgnet.engine.position_id import (board_from_position_id, read_position_id,
-                                      write_position_id)
+from bgnet.engine.position_id import board_from_position_id, read_position_id, write_position_id
 
 _ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
 _TEXT_PER_MOVE = 80  # notation (at most 60 bytes), separators and the 14-character next ID

@@ -45,8 +45,15 @@ import numpy as np
 
 from bgnet.engine.board import as_board, game_result, start_position
 from bgnet.engine.movegen import generate
-from bgnet.engine.state import (CENTERED, GAME_DROPPED, GAME_NONE, GAME_OVER, GAME_PLAYING,
-                                GAME_RESIGNED, MatchContext)
+from bgnet.engine.state import (
+    CENTERED,
+    GAME_DROPPED,
+    GAME_NONE,
+    GAME_OVER,
+    GAME_PLAYING,
+    GAME_RESIGNED,
+    MatchContext,
+)
 
 MAX_CUBE = 64
 RESIGN_NAMES = {1: "single", 2: "gammon", 3: "backgammon"}
@@ -161,7 +168,7 @@ class Game:
         self.end = ""
         self.resignation: tuple[int, int] | None = None  # (resigning player, kind) while offered
         self._on_over = on_over
-        self._moves = None  # legal moves of this roll, computed once
+        self._moves: tuple[np.ndarray, np.ndarray] | None = None  # legal moves of this roll, computed once
         self._roll_at = 0  # where the current roll belongs in the record
         self._sides = np.stack([start_position()[1], start_position()[1]])  # each from its own side
         self.phase = OPENING
@@ -182,6 +189,13 @@ class Game:
         if self.player_on_roll is None:
             return start_position()
         return self.board_for(self.player_on_roll)
+
+    @property
+    def roller(self) -> int:
+        """The player on roll (0 or 1); RuleError before the opening roll has decided one."""
+        if self.player_on_roll is None:
+            raise RuleError("the game has not started: roll the opening roll first")
+        return self.player_on_roll
 
     def board_for(self, player: int) -> np.ndarray:
         """The position from ``player``'s side: ``[opponent, player]``."""
@@ -245,13 +259,14 @@ class Game:
 
     def roll(self, dice: tuple[int, int] | None = None, *, player: int | None = None) -> tuple[int, int]:
         """The player on roll rolls (``dice`` sets the numbers, e.g. to replay a record)."""
-        self._check_actor(player, self.player_on_roll)
+        self._check_actor(player, self.roller)
         self._no_resignation_pending()
         if self.phase == DOUBLED:
             raise RuleError("a double is waiting for an answer: take or drop first")
         self._need(ROLL, "you may only roll at the start of your turn")
         if dice is None:
-            dice = tuple(int(x) for x in self.rng.integers(1, 7, size=2))
+            a, b = self.rng.integers(1, 7, size=2)
+            dice = (int(a), int(b))
         self.dice = _check_dice(dice)
         self._start_move()
         return self.dice
@@ -276,7 +291,7 @@ class Game:
         """Play a legal move: an afterstate (``[opponent, mover_after]``), the (from, to) steps,
         or text such as "8/5 6/5". When no move is possible pass ``None`` (or ``()``, ``""``).
         Ends the game when the mover bears off his last checker."""
-        self._check_actor(player, self.player_on_roll)
+        self._check_actor(player, self.roller)
         self._no_resignation_pending()
         after_all, steps_all = self.legal_moves()
         before = self.board
@@ -290,7 +305,7 @@ class Game:
         steps = tuple((int(a), int(b)) for a, b in steps_all[i] if a >= 0)
         self._record_move(before, steps)
         after = after_all[i]
-        p = self.player_on_roll
+        p = self.roller
         self._sides[p], self._sides[1 - p] = after[1], after[0]
         result = int(game_result(after))
         if result:
@@ -305,6 +320,7 @@ class Game:
 
             # The same dice order as legal_moves, so the index points into the same list.
             i = parse_move(move, before, max(self.dice), min(self.dice))  # raises IllegalMoveError
+            assert i is not None  # parse_move gives the index of a legal move, or raises
             return int(i)
         if move is None:
             raise RuleError(f"a move is possible with {self.dice[0]}-{self.dice[1]}, so you must play one")
@@ -315,7 +331,8 @@ class Game:
                 raise RuleError(f"that afterstate is not a legal move with {self.dice[0]}-{self.dice[1]}")
             return int(hits[0])
         target = _apply_steps(before, _steps_of(arr))
-        hits = np.flatnonzero((after_all == target).all(axis=(1, 2))) if target is not None else []
+        hits = (np.flatnonzero((after_all == target).all(axis=(1, 2))) if target is not None
+                else np.zeros(0, np.int64))
         if len(hits) == 0:
             raise RuleError(f"the steps {_steps_of(arr)} are not a legal move with "
                             f"{self.dice[0]}-{self.dice[1]}")
@@ -324,11 +341,11 @@ class Game:
     def _record_move(self, before: np.ndarray, steps: tuple) -> None:
         from bgnet.engine.notation import format_move
 
-        self.record.actions.append(Action(self.player_on_roll, "move", before, dice=self.dice,
+        self.record.actions.append(Action(self.roller, "move", before, dice=self.dice,
                                           steps=steps, notation=format_move(list(steps), before)))
 
     def _next_turn(self) -> None:
-        self.player_on_roll = 1 - self.player_on_roll
+        self.player_on_roll = 1 - self.roller
         self.dice = (0, 0)
         self.phase = ROLL
         self._moves = None
@@ -337,9 +354,9 @@ class Game:
 
     def double(self, *, player: int | None = None) -> None:
         """The player on roll offers to double, before rolling."""
-        self._check_actor(player, self.player_on_roll)
+        self._check_actor(player, self.roller)
         self._no_resignation_pending()
-        reason = self._double_refusal(self.player_on_roll)
+        reason = self._double_refusal(self.roller)
         if reason:
             raise RuleError(f"you may not double: {reason}")
         self.phase = DOUBLED
@@ -351,7 +368,7 @@ class Game:
             return "the game is over"
         if self.phase == OPENING:
             return "the game has not started (the opening roll comes first)"
-        if player != self.player_on_roll:
+        if player != self.roller:
             return "only the player on roll may double, before rolling"
         if self.phase == DOUBLED:
             return "a double is already offered"
@@ -372,21 +389,21 @@ class Game:
         """Accept the double: the cube doubles and passes to the taker; the doubler rolls."""
         self._need_double(player)
         self.cube_value *= 2
-        self.cube_owner = 1 - self.player_on_roll
+        self.cube_owner = 1 - self.roller
         self.phase = ROLL
         self._add("take", actor=self.cube_owner, cube=self.cube_value)
 
     def drop(self, *, player: int | None = None) -> None:
         """Refuse the double: the game ends and the dropper pays the cube's current value."""
         self._need_double(player)
-        dropper = 1 - self.player_on_roll
+        dropper = 1 - self.roller
         self._add("drop", actor=dropper)
-        self._finish(self.player_on_roll, 1, END_DROP)
+        self._finish(self.roller, 1, END_DROP)
 
     def _need_double(self, player: int | None) -> None:
         if self.phase != DOUBLED:
             raise RuleError("there is no double to answer")
-        self._check_actor(player, 1 - self.player_on_roll)
+        self._check_actor(player, 1 - self.roller)
 
     # -- resignations -----------------------------------------------------------------------
 
@@ -411,7 +428,7 @@ class Game:
         """Accept the resignation offered: the game ends with its value times the cube."""
         resigner, kind = self._pending(player)
         if self.phase == MOVE:  # rolled but not played: keep the roll in the record
-            roll = Action(self.player_on_roll, "roll", self.board, dice=self.dice)
+            roll = Action(self.roller, "roll", self.board, dice=self.dice)
             self.record.actions.insert(self._roll_at, roll)
         self._add("accept", actor=1 - resigner, resign=kind)
         self.resignation = None
@@ -469,7 +486,7 @@ class Game:
             raise RuleError(f"it is player {expected}'s turn to act, not player {player}'s")
 
     def _add(self, kind: str, actor: int | None = None, **kw) -> None:
-        who = self.player_on_roll if actor is None else actor
+        who = self.roller if actor is None else actor
         self.record.actions.append(Action(who, kind, self.board_for(who), **kw))
 
 
@@ -524,7 +541,9 @@ class Match:
     def over(self) -> bool:
         if self.length:
             return max(self.score) >= self.length
-        return self.max_games is not None and len(self.games) >= self.max_games and self.game.over
+        game = self.game
+        return (self.max_games is not None and len(self.games) >= self.max_games and game is not None
+                and game.over)
 
     @property
     def winner(self) -> int | None:
@@ -556,6 +575,7 @@ class Match:
 
     def _game_over(self, game: Game) -> None:
         s = list(self.score)
+        assert game.winner is not None  # called when a game has ended, so it has a winner
         s[game.winner] += game.points
         self.score = (s[0], s[1])
         # The game after a player first reaches length - 1 (without winning) is the Crawford game.

@@ -55,5 +55,5 @@ class MatchContext:
             return False  # already wins the match with the current cube: doubling is pointless
         return self.cube_value < 64
 
-    def replace(self, **kw) -> "MatchContext":
+    def replace(self, **kw) -> MatchContext:
         return replace(self, **kw)

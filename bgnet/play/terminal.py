@@ -27,9 +27,9 @@ from pathlib import Path
 
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError
+from bgnet.engine.position_id import position_id
 from bgnet.formats.mat import save_mat
 from bgnet.formats.match_id import match_id
-from bgnet.engine.position_id import position_id
 from bgnet.play.advisor import Advisor
 from bgnet.play.render import render_board
 

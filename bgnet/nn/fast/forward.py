@@ -39,11 +39,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from bgnet.nn.encode import (CAN_BEAR_OFF_UNIT, ENCODINGS, EXTRA_PER_SIDE, EXTRA_START,
-                             RACE_UNIT, TESAURO_SIDE, _extra_side, _outside, _pips, _race, encode,
-                             encode_afterstates, race_mask)
-from bgnet.nn.fast.kernels import (_SUM_FLAGS, ACT, _activate_rows, _dense_layers,
-                                   _probs_rows, activation_codes)
+from bgnet.nn.encode import (
+    CAN_BEAR_OFF_UNIT,
+    ENCODINGS,
+    EXTRA_PER_SIDE,
+    EXTRA_START,
+    RACE_UNIT,
+    TESAURO_SIDE,
+    _extra_side,
+    _outside,
+    _pips,
+    _race,
+    encode,
+    encode_afterstates,
+    race_mask,
+)
+from bgnet.nn.fast.kernels import _SUM_FLAGS, ACT, _activate_rows, _dense_layers, _probs_rows, activation_codes
 from bgnet.nn.layout import check_layout, check_weights, weight_names
 
 _BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
