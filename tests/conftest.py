@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bgnet.engine.sampling import sample_positions
+
 # float32's unit roundoff: one correctly rounded operation is off by at most this fraction.
 UNIT_ROUNDOFF = 2.0 ** -24
 # Largest slope of each activation: an error in its input comes out at most this much larger.
@@ -70,3 +72,9 @@ def assert_close_up_to_rounding(got, ref, net, boards, afterstates: bool) -> Non
     tolerance = float32_tolerance(net, x)
     diff = float(np.abs(np.asarray(got, np.float64) - np.asarray(ref, np.float64)).max())
     assert diff <= tolerance, f"differ by {diff:.3g}, more than float32 rounding explains ({tolerance:.3g})"
+
+
+def selfplay_positions(seed: int, n: int) -> list[tuple[np.ndarray, int, int]]:
+    """(position, d1, d2) met in random self-play, restarting after each game."""
+    boards, dice = sample_positions(n, seed=seed)
+    return [(b, int(d[0]), int(d[1])) for b, d in zip(boards, dice)]

@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import selfplay_positions
 
 import bgnet.engine as engine
 from bgnet.cli import main
@@ -29,12 +30,6 @@ def against_reference(f):
     for m in reference:
         f = m(f)
     return f
-
-
-def selfplay_positions(seed: int, n: int) -> list[tuple[np.ndarray, int, int]]:
-    """(position, d1, d2) met in random self-play, restarting after each game."""
-    boards, dice = sample_positions(n, seed=seed)
-    return [(b, int(d[0]), int(d[1])) for b, d in zip(boards, dice)]
 
 
 def gnubg_moves(board: np.ndarray, d1: int, d2: int) -> dict[str, str]:

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import selfplay_positions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate
 from bgnet.engine.notation import IllegalMoveError, format_move, parse_move
-from bgnet.engine.sampling import sample_positions
 
 try:  # the reference packages are a test extra
     import gnubg
@@ -22,12 +22,6 @@ def against_reference(f):
     for m in reference:
         f = m(f)
     return f
-
-
-def selfplay_positions(seed: int, n: int) -> list[tuple[np.ndarray, int, int]]:
-    """(position, d1, d2) met in random self-play, restarting after each game."""
-    boards, dice = sample_positions(n, seed=seed)
-    return [(b, int(d[0]), int(d[1])) for b, d in zip(boards, dice)]
 
 
 def make(me: dict[int, int], opp: dict[int, int]) -> np.ndarray:
