@@ -146,8 +146,8 @@ def action_from_text(text: str) -> str:
 
 def gnubg_program_decisions(cases, program: str | None = None) -> list[Reference]:
     """Run gnubg's 0-ply cube analysis (``hint`` before the roll) on every case, one process."""
-    from bgnet.formats.match_id import match_id
     from bgnet.engine.position_id import position_id
+    from bgnet.formats.match_id import match_id
 
     program = program or gnubg_program()
     if program is None:
