@@ -21,6 +21,7 @@ from bgnet.engine.movegen import generate  # noqa: E402
 from bgnet.engine.notation import IllegalMoveError, parse_move  # noqa: E402
 from bgnet.play.web import clickmove  # noqa: E402
 from bgnet.play.web.app import create_app  # noqa: E402
+from bgnet.play.web.loadtest import apply_play
 from bgnet.play.web.service import BotService, Busy, TooSlow  # noqa: E402
 
 START = "4HPwATDgc/ABMA"
@@ -49,17 +50,7 @@ def refused(resp, status=400, *words):
     return message
 
 
-def afterstate(board, play) -> bytes:
-    """The position after applying wildbg ``play`` steps to ``board`` ([opponent, mover])."""
-    me, opp = board[1].astype(np.int64).copy(), board[0].astype(np.int64).copy()
-    for step in play:
-        a, b = step["from"], step["to"]
-        me[a - 1] -= 1
-        if b:
-            me[b - 1] += 1
-            if opp[24 - b] == 1:
-                opp[24 - b], opp[24] = 0, opp[24] + 1
-    return np.stack([opp, me]).astype(np.int8).tobytes()
+afterstate = apply_play  # wildbg steps applied to a board, as the load test checks them
 
 
 def money(p):
@@ -491,7 +482,7 @@ class LastMoveBot(Bot):
 
 
 def test_a_bot_that_only_chooses_moves_puts_its_choice_first():
-    from bgnet.play.web.loadtest import _apply, check_answer, random_positions, wildbg_query
+    from bgnet.play.web.loadtest import check_answer, random_positions, wildbg_query
 
     with TestClient(create_app(LastMoveBot(), warm=False)) as c:
         for board, d1, d2 in random_positions(8, seed=2):
@@ -499,7 +490,7 @@ def test_a_bot_that_only_chooses_moves_puts_its_choice_first():
             assert check_answer(board, d1, d2, data, ordered=False) is None
             after, _ = generate(board, d1, d2)
             if len(after):
-                assert _apply(board, data["moves"][0]["play"]) == after[-1].tobytes()
+                assert apply_play(board, data["moves"][0]["play"]) == after[-1].tobytes()
         refused(c.get("/api/v1/moves", params={"position_id": START, "dice": "31", "ply": 1}),
                 400, "fixed depth")
 

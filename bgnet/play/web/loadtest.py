@@ -46,7 +46,9 @@ def wildbg_query(board: np.ndarray, d1: int, d2: int) -> str:
     return "&".join(parts)
 
 
-def _apply(board: np.ndarray, play) -> bytes:
+def apply_play(board: np.ndarray, play) -> bytes:
+    """The bytes of the afterstate that wildbg ``play`` steps give from ``board`` ([opponent,
+    mover]), to compare with the move generator's afterstates."""
     me, opp = board[1].astype(np.int64).copy(), board[0].astype(np.int64).copy()
     for step in play:
         a, b = step["from"], step["to"]
@@ -68,7 +70,7 @@ def check_answer(board: np.ndarray, d1: int, d2: int, answer: dict, ordered: boo
     legal = {a.tobytes() for a in generate(board, d1, d2)[0]}
     if not legal:
         return None if len(moves) == 1 and moves[0]["play"] == [] else "expected one empty play"
-    got = [_apply(board, m["play"]) for m in moves]
+    got = [apply_play(board, m["play"]) for m in moves]
     if len(got) != len(legal) or set(got) != legal:
         return f"{len(got)} moves answered, {len(legal)} legal, or not the same ones"
     if ordered:
