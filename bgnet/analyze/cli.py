@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from bgnet.arguments import ArgumentParser
 from bgnet.errors import BadArgument, BadInputFile, UserError
 
 BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
             "PATH@PLY), or gnubg:N, pubeval, random")
-
-
-def _report(prog: str, err: Exception) -> int:
-    print(f"{prog}: error: {err}", file=sys.stderr)
-    return getattr(err, "exit_code", 2)
 
 
 def bot_spec(spec: str | None, ply: int | None) -> str:
@@ -122,10 +116,9 @@ def rollout_parser() -> argparse.ArgumentParser:
 
 
 def rollout_main(argv: list[str]) -> int:
-    try:
-        return _rollout(argv)
-    except UserError as e:
-        return _report("bgnet rollout", e)
+    """``bgnet rollout``; a person's mistake raises a :class:`bgnet.errors.UserError`, which
+    :func:`bgnet.cli.main` prints in one line with its exit code."""
+    return _rollout(argv)
 
 
 def _check_rollout_args(a) -> None:
@@ -257,10 +250,9 @@ def analyze_parser() -> argparse.ArgumentParser:
 
 
 def analyze_main(argv: list[str]) -> int:
-    try:
-        return _analyze(argv)
-    except UserError as e:
-        return _report("bgnet analyze", e)
+    """``bgnet analyze``; a person's mistake raises a :class:`bgnet.errors.UserError`, which
+    :func:`bgnet.cli.main` prints in one line with its exit code."""
+    return _analyze(argv)
 
 
 def _analyze(argv: list[str]) -> int:
