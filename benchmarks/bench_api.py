@@ -25,6 +25,9 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLA
 
 
 
+from bench_engine import best_of  # noqa: E402  (the benchmarks' folder is the script's own)
+
+
 def distinct_positions(n: int, seed: int):
     """``n`` distinct (board, d1, d2) from pubeval self-play, in the order met."""
     from bgnet.engine.position_id import position_id
@@ -42,15 +45,6 @@ def distinct_positions(n: int, seed: int):
     if len(out) < n:
         raise SystemExit(f"only {len(out)} distinct positions were met; ask for fewer")
     return out[:n]
-
-
-def best_of(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def bench_legal_moves(positions, repeats: int) -> None:
