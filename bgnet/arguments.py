@@ -113,7 +113,7 @@ def output_file_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is a folder: give a file name")
     if not os.path.isdir(folder):
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: there is no folder {folder!r} "
-                                         "(create it first)")
+                                         "(it does not exist; create it first)")
     if not os.access(folder, os.W_OK):
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: the folder {folder!r} is not "
                                          "writable")

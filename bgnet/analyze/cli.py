@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from bgnet.arguments import ArgumentParser
+from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
 from bgnet.errors import BadArgument, BadInputFile, UserError
 
 BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
@@ -98,7 +98,7 @@ def rollout_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=1296, help="trials per position (default 1296)")
     p.add_argument("--truncate", type=int, metavar="P",
                    help="stop each trial after P plies and use the bot's evaluation")
-    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
     p.add_argument("--workers", type=int, default=1,
                    help="share the trials among this many processes (same result)")
     p.add_argument("--cubeful", action="store_true",
@@ -110,7 +110,8 @@ def rollout_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cycle", action="store_true", help="random first rolls instead of cycled ones")
     p.add_argument("--no-bearoff", action="store_true",
                    help="play bear-offs out instead of using the exact database")
-    p.add_argument("--json", metavar="PATH", help="also write the result to this JSON file")
+    p.add_argument("--json", metavar="PATH", type=output_file_arg,
+                   help="also write the result to this JSON file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -126,27 +127,12 @@ def _check_rollout_args(a) -> None:
         raise BadArgument(f"--trials must be at least 1; got {a.trials}")
     if a.truncate is not None and a.truncate < 0:
         raise BadArgument(f"--truncate must be 0 or more plies; got {a.truncate}")
-    if a.seed < 0:
-        raise BadArgument(f"--seed must be 0 or more; got {a.seed}")
     if a.workers < 1:
         raise BadArgument(f"--workers must be at least 1; got {a.workers}")
     if a.top < 1:
         raise BadArgument(f"--top must be at least 1; got {a.top}")
     if a.move and not a.dice:
         raise BadArgument("--move names moves of a roll: give the DICE too")
-    _check_out_path(a.json, "--json")
-
-
-def _check_out_path(path: str | None, option: str) -> None:
-    import os
-
-    if not path:
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise BadArgument(f"{option} {path!r} is a folder; give a file name")
-    if not os.path.isdir(folder):
-        raise BadArgument(f"{option} {path!r}: the folder {folder!r} does not exist")
 
 
 def _rollout(argv: list[str]) -> int:
@@ -243,8 +229,10 @@ def analyze_parser() -> argparse.ArgumentParser:
     p.add_argument("--ply", type=int, help="search depth of the judge")
     p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule")
     p.add_argument("--top", type=int, default=10, help="list this many biggest mistakes (default 10)")
-    p.add_argument("--json", metavar="PATH", help="write the whole analysis to this JSON file")
-    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report to this file")
+    p.add_argument("--json", metavar="PATH", type=output_file_arg,
+                   help="write the whole analysis to this JSON file")
+    p.add_argument("--html", metavar="PATH", type=output_file_arg,
+                   help="write a self-contained HTML report to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -263,8 +251,6 @@ def _analyze(argv: list[str]) -> int:
     a = analyze_parser().parse_args(argv)
     if a.top < 0:
         raise BadArgument(f"--top must be 0 or more; got {a.top}")
-    _check_out_path(a.json, "--json")
-    _check_out_path(a.html, "--html")
     if not os.path.exists(a.file):
         raise BadInputFile(f"no such file: {a.file!r}")
     spec = bot_spec(a.bot, a.ply)
