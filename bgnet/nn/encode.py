@@ -189,43 +189,48 @@ def _extra_side(s, o, out, k, base):
     """The EXTRA_PER_SIDE features of side ``s`` against ``o`` (see the module docstring)."""
     # Bit masks in S's numbering (bit i = S's point i + 1). O's checker on its index j sits on
     # S's index 23 - j, so O moves UP this numbering and enters from the bar onto bit d - 1.
+    # The masks are built without branches: which points hold blots is as good as random, and
+    # mispredicted branches made this loop the costliest part of the features.
     blots = np.int64(0)
     made = np.int64(0)
     o_here = np.int64(0)  # points where O has checkers
     o_made = np.int64(0)  # points O holds
     n_blots = 0
-    back = s[24]
-    outside = s[24]
-    cross = 4 * s[24]
+    pips = 0
+    rear = -1  # S's rearmost checker: 24 on the bar
     for i in range(24):
         n = s[i]
-        if n == 1:
-            blots |= np.int64(1) << i
-            n_blots += 1
-        elif n >= 2:
-            made |= np.int64(1) << i
-        if i >= 6:
-            outside += n
-            cross += (i // 6) * n
-        if i >= 18:
-            back += n
+        blots |= np.int64(n == 1) << i
+        made |= np.int64(n >= 2) << i
+        n_blots += n == 1
+        pips += (i + 1) * n
+        rear = i if n > 0 else rear
         m = o[23 - i]
-        if m > 0:
-            o_here |= np.int64(1) << i
-            if m >= 2:
-                o_made |= np.int64(1) << i
+        o_here |= np.int64(m > 0) << i
+        o_made |= np.int64(m >= 2) << i
+    nbar = s[24]
+    outside = nbar
+    cross = 4 * nbar
+    for i in range(6, 24):
+        outside += s[i]
+        cross += (i // 6) * s[i]
+    back = nbar
+    for i in range(18, 24):
+        back += s[i]
+    if nbar > 0:
+        rear = 24
 
-    out[k, base + 0] = _pips(s) / 167.0
+    out[k, base + 0] = (pips + 25 * nbar) / 167.0
     out[k, base + 1] = n_blots / 5.0
     shots = _shots(o_here, o[24], ~made & _ALL_POINTS, blots) if n_blots > 0 else 0
     out[k, base + 2] = shots / 36.0
-    length, rear = _longest_prime(made)
+    length, prime_rear = _longest_prime(made)
     out[k, base + 3] = min(length, 6) / 6.0
-    out[k, base + 4] = (rear + 1) / 24.0 if length > 0 else 0.0
+    out[k, base + 4] = (prime_rear + 1) / 24.0 if length > 0 else 0.0
     out[k, base + 5] = _popcount(made & 0x3F) / 6.0
     out[k, base + 6] = _popcount(made >> 18) / 3.0
     out[k, base + 7] = back / 5.0
-    out[k, base + 8] = _escapes(s, o_made) / 36.0
+    out[k, base + 8] = _escapes(rear, nbar, o_made) / 36.0
     out[k, base + 9] = (15 - outside) / 15.0
     out[k, base + 10] = cross / 30.0
 
@@ -291,15 +296,17 @@ def _double_hits(h, nbar, open_, blots, d):
     return False
 
 
-@njit(cache=True)
-def _escapes(s, o_made):
-    """Rolls out of 36 that take S's rearmost checker past every point O holds among the 12 points
-    in front of it (36 when none is held there or no checker is left)."""
-    rear = -1
-    for i in range(24, -1, -1):
-        if s[i] > 0:
-            rear = i
-            break
+@njit(cache=True, inline="always")
+def _escapes(rear, nbar, o_made):
+    """Rolls out of 36 that take S's rearmost checker (on index ``rear``, 24 the bar, -1 none;
+    ``nbar`` checkers on the bar) past every point O holds (``o_made``) among the 12 points in
+    front of it (36 when none is held there or no checker is left).
+
+    The checker moves a, b, a, b, ... (two steps for a plain roll, one when a second checker on
+    the bar takes the other die; four for a double, fewer while others still enter), every landing
+    open; it escapes once it lands below the front-most held point. ``reach`` marks the distances
+    it can land at (bit d: the point d pips ahead exists and is open), ``past`` those of them
+    beyond every block, so each roll is a few bit tests."""
     if rear < 0:
         return 36
     lo = max(rear - 12, 0)
@@ -309,35 +316,26 @@ def _escapes(s, o_made):
     front = 0  # lowest held point in the window: the checker must land below it
     while ((window >> front) & 1) == 0:
         front += 1
-    nbar = s[24]
+    reach = np.int64(0)
+    for d in range(1, rear + 1):
+        reach |= (((o_made >> (rear - d)) & 1) ^ 1) << d
+    past = reach & ~((np.int64(2) << (rear - front)) - 1)
+    one_step = nbar >= 2
+    steps = 4 if nbar <= 1 else 5 - nbar  # of a double: the rest enter from the bar first
     count = 0
-    for d1 in range(1, 7):
-        for d2 in range(d1, 7):
-            if d1 == d2:
-                # Checkers still on the bar use up steps before the rear one can go on.
-                steps = 4 if nbar <= 1 else 5 - nbar
-                if _path_escapes(rear, o_made, front, d1, d1, steps):
-                    count += 1
-            else:
-                steps = 1 if nbar >= 2 else 2
-                if _path_escapes(rear, o_made, front, d1, d2, steps) or \
-                        _path_escapes(rear, o_made, front, d2, d1, steps):
-                    count += 2
+    for a in range(1, 7):
+        for b in range(a + 1, 7):
+            if ((past >> a) | (past >> b)) & 1:
+                count += 2
+            elif not one_step and ((reach >> a) | (reach >> b)) & (past >> (a + b)) & 1:
+                count += 2
+        for k in range(1, steps + 1):
+            if ((reach >> (k * a)) & 1) == 0:
+                break
+            if (past >> (k * a)) & 1:
+                count += 1
+                break
     return count
-
-
-@njit(cache=True, inline="always")
-def _path_escapes(start, blocked, front, a, b, steps):
-    """Whether a checker at ``start`` moving down by a, b, a, b, ... (at most ``steps`` steps,
-    every landing point open) lands below ``front``."""
-    pos = start
-    for k in range(steps):
-        pos -= a if k % 2 == 0 else b
-        if pos < 0 or (blocked >> pos) & 1:
-            return False
-        if pos < front:
-            return True
-    return False
 
 
 @njit(cache=True, inline="always")
