@@ -95,3 +95,25 @@ def test_game_result_kinds():
     assert game_result(b) == 3
     b[0, 20] = 0
     assert game_result(b) == 1
+
+
+def test_unique_boards_finds_exactly_the_repeats_among_afterstates():
+    from bgnet.engine.board import unique_boards
+    from bgnet.engine.sampling import sample_positions
+
+    boards, _ = sample_positions(60, seed=4)
+    rolls = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], np.int8)
+    after, _, off = generate_batch(np.repeat(boards, 21, axis=0), np.tile(rolls, (60, 1)))
+    reference = np.unique(after.reshape(len(after), -1), axis=0)
+    first, inverse = unique_boards(after)
+    assert len(first) == len(reference) < len(after)  # rolls of equal sums meet
+    assert np.array_equal(after[first][inverse], after)
+    assert (np.diff(first) > 0).all() and (inverse[first] == np.arange(len(first))).all()
+    # Within groups (a position's 21 rolls), repeats across groups are kept.
+    g_first, g_inverse = unique_boards(after, off[::21])
+    assert len(first) <= len(g_first) < len(after)
+    assert np.array_equal(after[g_first][g_inverse], after)
+    for lo, hi in zip(off[::21][:-1], off[::21][1:]):
+        assert len(set(g_inverse[lo:hi].tolist())) == len(np.unique(after[lo:hi].reshape(hi - lo, -1), axis=0))
+    with pytest.raises(ValueError, match="groups must rise"):
+        unique_boards(after, np.array([0, 5]))

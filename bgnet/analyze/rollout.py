@@ -41,6 +41,7 @@ import numpy as np
 from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import segment_argmax
+from bgnet.engine.board import unique_boards
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
@@ -156,18 +157,26 @@ def _reuses_luck_moves(bot: Bot, ev) -> bool:
 
 def all_rolls(ev, boards: np.ndarray):
     """For positions about to roll: the mover's probabilities float64[N, 21, 5] of its best 0-ply
-    move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25]."""
+    move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
+
+    Repeats are worked out once: trials that stand on the same position (all of them at the root,
+    a few dozen one roll later) share its 21 rolls, and afterstates that several rolls reach (a
+    checker moved 7 pips by 6-1, 5-2 or 4-3) are evaluated once."""
     n = len(boards)
     probs = np.empty((n, 21, 5), np.float64)
     chosen = np.empty((n, 21, 2, 25), np.int8)
-    for lo in range(0, n, CHUNK):
-        part = boards[lo:lo + CHUNK]
+    first, inverse = unique_boards(boards)
+    distinct = boards[first]
+    for lo in range(0, len(distinct), CHUNK):
+        part = distinct[lo:lo + CHUNK]
         m = len(part)
         after, _, off = generate_batch(np.repeat(part, 21, axis=0), np.tile(ROLLS, (m, 1)))
-        p = ev.afterstates(after)
+        once, back = unique_boards(after, off[::21])  # repeats occur within a position
+        p = ev.afterstates(after[once])[back]
         best = segment_argmax(np.asarray(equity(p), np.float64), off)
-        probs[lo:lo + m] = p[best].reshape(m, 21, 5)
-        chosen[lo:lo + m] = after[best].reshape(m, 21, 2, 25)
+        rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
+        probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]
+        chosen[rows] = after[best].reshape(m, 21, 2, 25)[inverse[rows] - lo]
     return probs, chosen
 
 

@@ -176,6 +176,101 @@ def game_results(boards: np.ndarray) -> np.ndarray:
     return _game_results(_as_boards(boards))
 
 
+def unique_boards(boards: np.ndarray, groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)`` for a batch of boards: ``first`` the index of each distinct board's
+    first occurrence, in order, and ``inverse`` such that ``boards[first][inverse]`` equals
+    ``boards``. Boards are compared whole (a hash only finds candidates), so the result is exact.
+    Evaluating ``boards[first]`` instead of ``boards`` skips the repeats: the afterstates of
+    different rolls of one position coincide when the dice move the same checkers as far.
+
+    ``groups`` (offsets ``0 = g[0] < g[1] < ... = N``): look for repeats only inside each group
+    ``g[i]:g[i + 1]`` (a board in two groups is kept twice). Small groups keep the lookup table
+    in the processor's cache, which makes this several times faster where repeats can only occur
+    inside a group, as among the afterstates of one position.
+
+    >>> moved = start_position()
+    >>> moved[1, 5] -= 1; moved[1, 4] += 1  # one checker from the 6-point to the 5-point
+    >>> first, inverse = unique_boards(np.stack([start_position(), moved, start_position()]))
+    >>> first.tolist(), inverse.tolist()
+    ([0, 1], [0, 1, 0])
+    >>> unique_boards(np.stack([start_position(), moved, start_position()]), np.array([0, 2, 3]))[0].tolist()
+    [0, 1, 2]
+    """
+    b = _as_boards(boards)
+    if groups is None:
+        groups = np.array([0, len(b)], np.int64)
+    groups = np.asarray(groups, np.int64)
+    if len(groups) < 2 or groups[0] != 0 or groups[-1] != len(b) or (np.diff(groups) < 0).any():
+        raise ValueError(f"groups must rise from 0 to {len(b)}; got {groups.tolist()}")
+    return _unique_boards(b, groups)
+
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    """A 64-bit finalizer (SplitMix64's): every input bit moves about half the output bits."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _pack(boards):
+    """Each count (0..15) is 4 bits, so a board packs exactly into 200 bits: four words, equal
+    exactly when the boards are, and quick to hash."""
+    n = boards.shape[0]
+    keys = np.empty((n, 4), np.uint64)
+    for k in range(n):
+        for w in range(4):
+            acc = np.uint64(0)
+            for q in range(16):
+                i = 16 * w + q
+                if i < 50:
+                    acc |= np.uint64(boards[k, i // 25, i % 25] & 15) << np.uint64(4 * q)
+            keys[k, w] = acc
+    return keys
+
+
+@njit(cache=True)
+def _unique_boards(boards, groups):
+    n = boards.shape[0]
+    keys = _pack(boards)
+    largest = 0
+    for g in range(len(groups) - 1):
+        largest = max(largest, groups[g + 1] - groups[g])
+    size = 1
+    while size < 2 * largest:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slots = np.empty(size, np.int64)  # open addressing: slot -> index into ``first``
+    first = np.empty(n, np.int64)
+    inverse = np.empty(n, np.int64)
+    n_first = 0
+    for g in range(len(groups) - 1):
+        slots[:] = -1
+        for k in range(groups[g], groups[g + 1]):
+            h = _mix(keys[k, 0] ^ _mix(keys[k, 1] ^ _mix(keys[k, 2] ^ _mix(keys[k, 3]))))
+            j = np.int64(h & mask)
+            while True:
+                u = slots[j]
+                if u < 0:
+                    slots[j] = n_first
+                    first[n_first] = k
+                    inverse[k] = n_first
+                    n_first += 1
+                    break
+                f = first[u]
+                if keys[f, 0] == keys[k, 0] and keys[f, 1] == keys[k, 1] and \
+                        keys[f, 2] == keys[k, 2] and keys[f, 3] == keys[k, 3]:
+                    inverse[k] = u
+                    break
+                j = (j + 1) & (size - 1)
+    return first[:n_first].copy(), inverse
+
+
 @njit(cache=True)
 def _race_mask(boards):
     out = np.empty(boards.shape[0], np.bool_)
