@@ -10,8 +10,9 @@ import pytest
 import torch
 from conftest import assert_close_up_to_rounding
 
+from bgnet.bearoff import is_bearoff
 from bgnet.bots.torch_eval import NetEvaluator
-from bgnet.engine.board import start_position
+from bgnet.engine.board import game_results, start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.engine.sampling import sample_positions
 from bgnet.nn.encode import encode, encode_afterstates, race_mask
@@ -82,6 +83,32 @@ def test_forward_matches_torch(encoding, hidden, race_hidden, race_act, boards):
             assert_close_up_to_rounding(sub, ref[rows], net, data[rows], afterstates)
 
 
+@pytest.mark.parametrize("encoding,hidden", [("extended", [24]), ("extended", [16, 12]), ("tesauro", [20])])
+def test_children_pass_matches_torch_and_depends_only_on_row_and_parent(encoding, hidden):
+    """FastForward.swapped_children (each afterstate's first layer started from its position's)
+    agrees with torch to float32 rounding, on the afterstates of all 21 rolls of contact and race
+    positions; a row's value does not depend on the rest of the batch."""
+    net = varied(SplitValueNet(encoding, hidden, race_hidden=10))
+    fast = FastForward(net)
+    pos, _ = sample_positions(120, seed=22, every=3)
+    rolls = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], np.int8)
+    after, _, off = generate_batch(np.repeat(pos, 21, axis=0), np.tile(rolls, (len(pos), 1)))
+    parent_of = np.repeat(np.arange(len(pos)), np.diff(off[::21]))
+    assert 0.05 < race_mask(after).mean() < 0.95
+    got = fast.swapped_children(pos, parent_of, after)
+    assert_close_up_to_rounding(got, torch_probs(net, after, True), net, after, True)
+    pick = np.arange(3, len(after), 7)
+    assert np.array_equal(fast.swapped_children(pos, parent_of[pick], after[pick]), got[pick])
+    with pytest.raises(ValueError, match="one parent per board"):
+        fast.swapped_children(pos, parent_of[:-1], after)
+    with pytest.raises(ValueError, match="must index the"):
+        fast.swapped_children(pos[:1], parent_of, after)
+    broken = pos.copy()
+    broken[0, 0, 0] = 16
+    with pytest.raises(ValueError, match="parent 0 is not a backgammon position"):
+        fast.swapped_children(broken, parent_of, after)
+
+
 def test_forward_reports_the_invalid_board_by_its_index(boards):
     pos = boards[0][:400].copy()
     fast = FastForward(varied(SplitValueNet("tesauro", 16, race_hidden=8)))
@@ -100,6 +127,18 @@ def test_net_evaluator_runs_a_split_net_on_the_fast_path(boards):
     pos, after = boards
     assert_close_up_to_rounding(fast.afterstates(after), slow.afterstates(after), net, after, True)
     assert_close_up_to_rounding(fast.positions(pos), slow.positions(pos), net, pos, False)
+    # Told each afterstate's position (bear-offs from the database, finished games exact, as
+    # without), the compiled pass starts from the position's first layer.
+    bear = np.zeros((2, 2, 25), np.int8)
+    bear[:, 0, :3], bear[:, 1, :2] = 3, (1, 1)  # the mover is bearing off its last two checkers
+    parents = np.concatenate([pos[:300], bear])
+    rolls = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], np.int8)[np.arange(302) % 21]
+    kids, _, off = generate_batch(parents, rolls)
+    parent_of = np.repeat(np.arange(len(parents)), np.diff(off))
+    told = fast.afterstates(kids, parents, parent_of)
+    assert (game_results(kids) > 0).any() and is_bearoff(kids).any()
+    assert_close_up_to_rounding(told, slow.afterstates(kids), net, kids, True)
+    assert np.array_equal(slow.afterstates(kids, parents, parent_of), slow.afterstates(kids))
 
 
 def test_supports_split_nets():
