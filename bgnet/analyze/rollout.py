@@ -40,7 +40,7 @@ import numpy as np
 
 from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots.base import Bot
-from bgnet.bots.evaluator import Evaluator
+from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.simple import segment_argmax
 from bgnet.engine.board import unique_boards
 from bgnet.engine.movegen import generate_batch
@@ -156,13 +156,6 @@ def _reuses_luck_moves(bot: Bot, ev) -> bool:
     return getattr(bot, "eval", None) is ev and getattr(bot, "ply", None) == 0
 
 
-def _afterstates_of(ev, parents: np.ndarray, parent_of: np.ndarray, after: np.ndarray) -> np.ndarray:
-    """``ev.afterstates(after)``, told each afterstate's position when ``ev`` can use it."""
-    if isinstance(ev, Evaluator):
-        return ev.afterstates(after, parents, parent_of)
-    return ev.afterstates(after)
-
-
 def all_rolls(ev, boards: np.ndarray):
     """For positions about to roll: the mover's probabilities float64[N, 21, 5] of its best 0-ply
     move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
@@ -181,7 +174,7 @@ def all_rolls(ev, boards: np.ndarray):
         m = len(part)
         after, _, off = generate_batch(np.repeat(part, 21, axis=0), np.tile(ROLLS, (m, 1)))
         once, back = unique_boards(after, off[::21])  # repeats occur within a position
-        p = _afterstates_of(ev, part, np.repeat(np.arange(m), np.diff(off[::21]))[once], after[once])[back]
+        p = afterstates_of(ev, after[once], part, parent_rows(off, 21)[once])[back]
         best = segment_argmax(np.asarray(equity(p), np.float64), off)
         rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
         probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]

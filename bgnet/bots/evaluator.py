@@ -119,3 +119,27 @@ class Evaluator:
                 kin = None if family is None else (family[0], family[1][rest])
                 probs[rest] = self._run(np.ascontiguousarray(boards[rest]), afterstates, kin)
         return flip(probs) if afterstates else probs
+
+
+def afterstates_of(ev, after: np.ndarray, parents: np.ndarray, parent_of: np.ndarray) -> np.ndarray:
+    """``ev.afterstates(after)`` for afterstates whose positions are known (``after[k]`` a move
+    from ``parents[parent_of[k]]``): an :class:`Evaluator` is told them, any other object with an
+    ``afterstates`` method is asked plainly."""
+    if isinstance(ev, Evaluator):
+        return ev.afterstates(after, parents, parent_of)
+    return ev.afterstates(after)
+
+
+def parent_rows(off: np.ndarray, per_parent: int = 1) -> np.ndarray:
+    """``parent_of`` for the afterstates :func:`bgnet.engine.movegen.generate_batch` wrote with
+    offsets ``off``, when each parent's rows span ``per_parent`` consecutive segments (21 when
+    every position was generated with each of the 21 rolls).
+
+    >>> parent_rows(np.array([0, 2, 5, 6]))
+    array([0, 0, 1, 1, 1, 2])
+    >>> parent_rows(np.array([0, 2, 5, 6, 7]), 2)
+    array([0, 0, 0, 0, 0, 1, 1])
+    """
+    off = np.asarray(off, np.int64)
+    return np.repeat(np.arange(len(off) - 1) // per_parent, np.diff(off))
+

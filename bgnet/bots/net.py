@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bgnet.bots.base import Bot, accepts_position_ids
+from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.movegen import generate_batch
 from bgnet.errors import BadArgument
@@ -144,7 +145,7 @@ class NetBot(Bot):
         reps = np.repeat(boards, len(ROLLS), axis=0)
         dice = np.tile(ROLLS, (n, 1))
         after, _, off = generate_batch(reps, dice)
-        p0 = self.eval.afterstates(after)
+        p0 = afterstates_of(self.eval, after, boards, parent_rows(off, len(ROLLS)))
         best = segment_argmax(money_equity(p0), off)
         chosen = after[best]
         pv = p0[best] if depth == 0 else self._afterstate_value(chosen, depth)
@@ -158,7 +159,7 @@ class NetBot(Bot):
         boards = np.ascontiguousarray(boards, np.int8)
         dice = np.ascontiguousarray(dice, np.int64)
         after, steps, off = generate_batch(boards, dice)
-        eq = money_equity(self.eval.afterstates(after))
+        eq = money_equity(afterstates_of(self.eval, after, boards, parent_rows(off)))
         if ply == 0:
             best = segment_argmax(eq, off)
             return after[best], steps[best]
@@ -222,7 +223,7 @@ class NetBot(Bot):
                                            np.array([[d1, d2]], np.int64))
         if len(after) == 1 and steps[0, 0, 0] == -1:
             return []
-        probs = self.eval.afterstates(after)
+        probs = afterstates_of(self.eval, after, board[None], np.zeros(len(after), np.int64))
         eq = money_equity(probs)
         order = list(np.argsort(-eq, kind="stable"))
         if ply > 0:

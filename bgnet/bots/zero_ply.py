@@ -6,7 +6,8 @@ right shape for self-play batches but costs more than the arithmetic for a singl
 the same steps run inside one compiled function: the legal afterstates are generated into
 buffers kept between calls, routed to the contact or race net by the same race test, evaluated
 by the same compiled forward pass (:mod:`bgnet.nn.fast`, first-layer tables kept because an
-exported bot's weights never change), flipped to the mover's view and ranked by money equity with
+exported bot's weights never change; each afterstate started from its position's first layer, as
+the batch path does when told the positions), flipped to the mover's view and ranked by money equity with
 the same float32 operations in the same order, ties to the first. The chosen move is therefore
 the one ``choose_moves`` picks.
 
@@ -55,13 +56,18 @@ def _pack_tables(tables) -> np.ndarray:
 
 
 @njit(cache=True)
-def _forward(rows, acts, packed, b1, ws, bs, out):
-    """:func:`bgnet.nn.fast.forward._forward_serial` on afterstates with the tables unpacked."""
+def _forward(board, rows, acts, packed, b1, ws, bs, out):
+    """:func:`bgnet.nn.fast.forward._forward_children` on the afterstates ``rows`` of ``board``
+    with the tables unpacked (as :meth:`bgnet.bots.evaluator.Evaluator.afterstates` does when
+    told their position)."""
     h = packed.shape[1]
-    return _fast._forward_serial(rows, 0, acts, packed[:_T_BAR].reshape((2, 24, 16, h)),
-                                 packed[_T_BAR:_T_OFF].reshape((2, 16, h)),
-                                 packed[_T_OFF:_T_FLAGS].reshape((2, 16, h)),
-                                 packed[_T_FLAGS:_T_EXTRA], packed[_T_EXTRA:], b1, ws, bs, out)
+    parents = board.reshape((1, 2, 25))
+    parent_of = np.zeros(rows.shape[0], np.int64)
+    return _fast._forward_children(parents, parent_of, rows, 0, acts,
+                                   packed[:_T_BAR].reshape((2, 24, 16, h)),
+                                   packed[_T_BAR:_T_OFF].reshape((2, 16, h)),
+                                   packed[_T_OFF:_T_FLAGS].reshape((2, 16, h)),
+                                   packed[_T_FLAGS:_T_EXTRA], packed[_T_EXTRA:], b1, ws, bs, out)
 
 
 @njit(cache=True)
@@ -112,10 +118,10 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
             rows[c] = boards[r]
             c += 1
     if n_contact > 0:
-        if _forward(rows[:n_contact], c_act, c_tables, c_b1, c_ws, c_bs, probs[:n_contact]) >= 0:
+        if _forward(board, rows[:n_contact], c_act, c_tables, c_b1, c_ws, c_bs, probs[:n_contact]) >= 0:
             return _FALLBACK
     if n_race > 0:
-        if _forward(rows[n_contact:n_net], r_act, r_tables, r_b1, r_ws, r_bs,
+        if _forward(board, rows[n_contact:n_net], r_act, r_tables, r_b1, r_ws, r_bs,
                     probs[n_contact:n_net]) >= 0:
             return _FALLBACK
     c = 0

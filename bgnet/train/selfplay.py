@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.bearoff import is_bearoff
+from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.net import NetEvaluator, money_equity, segment_argmax
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
@@ -136,7 +137,7 @@ class SelfPlayPool:
             self._need_value = False
         self.hist[idx, self.ply] = self.boards
         after, _, off = generate_batch(self.boards, self._dice())
-        probs = self.ev.afterstates(after)  # for the mover
+        probs = afterstates_of(self.ev, after, self.boards, parent_rows(off))  # for the mover
         best = segment_argmax(money_equity(probs), off)
         if self.epsilon > 0:
             explore = self.rng.random(n) < self.epsilon

@@ -322,6 +322,8 @@ def _children_first_layer(parents, parent_of, boards, lo, m, roll_row, tpt, tbar
         k = lo + r
         p = parent_of[k]
         if p != state[0]:
+            if _first_bad_board(parents[p:p + 1]) >= 0:
+                return k  # the tables have no row for an impossible parent: its child is refused
             _parent_base(parents[p], roll_row, tpt, tbar, toff, extra, b1, base, pfeat)
             state[0] = p
         for j in range(h):
