@@ -25,6 +25,7 @@ import numpy as np
 from bgnet.bots.base import Bot, accepts_position_ids
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
+from bgnet.engine.board import unique_boards
 from bgnet.engine.movegen import generate_batch
 from bgnet.errors import BadArgument
 from bgnet.nn.encode import game_results
@@ -145,7 +146,9 @@ class NetBot(Bot):
         reps = np.repeat(boards, len(ROLLS), axis=0)
         dice = np.tile(ROLLS, (n, 1))
         after, _, off = generate_batch(reps, dice)
-        p0 = afterstates_of(self.eval, after, boards, parent_rows(off, len(ROLLS)))
+        # Rolls of equal pips often reach the same afterstate: each is evaluated once.
+        once, back = unique_boards(after, off[::len(ROLLS)])
+        p0 = afterstates_of(self.eval, after[once], boards, parent_rows(off, len(ROLLS))[once])[back]
         best = segment_argmax(money_equity(p0), off)
         chosen = after[best]
         pv = p0[best] if depth == 0 else self._afterstate_value(chosen, depth)
