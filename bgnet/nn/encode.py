@@ -296,6 +296,16 @@ def _double_hits(h, nbar, open_, blots, d):
     return False
 
 
+_REVERSED_BYTE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.int64)
+
+
+@njit(cache=True, inline="always")
+def _reverse24(x):
+    """The low 24 bits of ``x`` in reverse order (bit i to bit 23 - i)."""
+    return (_REVERSED_BYTE[x & 255] << 16) | (_REVERSED_BYTE[(x >> 8) & 255] << 8) | \
+        _REVERSED_BYTE[(x >> 16) & 255]
+
+
 @njit(cache=True, inline="always")
 def _escapes(rear, nbar, o_made):
     """Rolls out of 36 that take S's rearmost checker (on index ``rear``, 24 the bar, -1 none;
@@ -313,12 +323,10 @@ def _escapes(rear, nbar, o_made):
     window = o_made & (((np.int64(1) << rear) - 1) ^ ((np.int64(1) << lo) - 1))
     if window == 0:
         return 36
-    front = 0  # lowest held point in the window: the checker must land below it
-    while ((window >> front) & 1) == 0:
-        front += 1
-    reach = np.int64(0)
-    for d in range(1, rear + 1):
-        reach |= (((o_made >> (rear - d)) & 1) ^ 1) << d
+    front = _popcount((window & -window) - 1)  # lowest held point: land below it to escape
+    # Open points behind the rear checker, reversed so that bit d is the point d pips ahead.
+    free = _reverse24(~o_made & ((np.int64(1) << rear) - 1))
+    reach = free << 1 if rear == 24 else free >> (23 - rear)
     past = reach & ~((np.int64(2) << (rear - front)) - 1)
     one_step = nbar >= 2
     steps = 4 if nbar <= 1 else 5 - nbar  # of a double: the rest enter from the bar first
@@ -340,23 +348,38 @@ def _escapes(rear, nbar, o_made):
 
 @njit(cache=True, inline="always")
 def _popcount(x):
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
+    """Set bits of a non-negative integer below 2**32 (no loop: the bits are summed in place)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True, inline="always")
+def _highest_bit(x):
+    """Index of the highest set bit of 0 < x < 2**32."""
+    x |= x >> 1
+    x |= x >> 2
+    x |= x >> 4
+    x |= x >> 8
+    x |= x >> 16
+    return _popcount(x) - 1
 
 
 @njit(cache=True, inline="always")
 def _longest_prime(made):
-    """(length, rear index) of the longest run of set bits; ties go to the run further back."""
-    best, best_rear, run = 0, -1, 0
-    for i in range(24):
-        if (made >> i) & 1:
-            run += 1
-            if run >= best:
-                best = run
-                best_rear = i
-        else:
-            run = 0
-    return best, best_rear
+    """(length, rear index) of the longest run of set bits; ties go to the run further back.
+
+    ``runs &= runs >> 1`` keeps the bits that start a run one longer than before, so it empties
+    after as many steps as the longest run is long; the bits left the step before start the
+    longest runs, and the highest of them is the one further back."""
+    if made == 0:
+        return 0, -1
+    length = 0
+    runs = made
+    starts = made
+    while runs:
+        starts = runs
+        runs &= runs >> 1
+        length += 1
+    return length, _highest_bit(starts) + length - 1
