@@ -125,6 +125,7 @@ def main(argv=None) -> int:
     board = board_from_position_id(a.position)
     # Warm up compiled code and caches outside the timings.
     run_trials(bot, board[None], RolloutSettings(trials=2, seed=99, truncate=2))
+    loop_rollout(board, 1, 99, luck=False)  # gnubg_nn loads its nets at the first call
     rows = []
     for mode in a.modes.split(","):
         luck = mode.strip() == "luck"

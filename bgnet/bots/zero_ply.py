@@ -63,7 +63,7 @@ def _forward(board, rows, acts, packed, b1, ws, bs, out):
     h = packed.shape[1]
     parents = board.reshape((1, 2, 25))
     parent_of = np.zeros(rows.shape[0], np.int64)
-    return _fast._forward_children(parents, parent_of, rows, 0, acts,
+    return _fast._forward_children(parents, parent_of, rows, np.arange(rows.shape[0]), 0, acts,
                                    packed[:_T_BAR].reshape((2, 24, 16, h)),
                                    packed[_T_BAR:_T_OFF].reshape((2, 16, h)),
                                    packed[_T_OFF:_T_FLAGS].reshape((2, 16, h)),

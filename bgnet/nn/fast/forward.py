@@ -307,19 +307,20 @@ def _extra_features(board, roll_row, feats):
 
 
 @njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
-def _children_first_layer(parents, parent_of, boards, lo, m, roll_row, tpt, tbar, toff, flags,
-                          extra, b1, a, state, base, pfeat, feats):
+def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar, toff,
+                          flags, extra, b1, a, state, base, pfeat, feats):
     """:func:`_first_layer` for boards that are children of ``parents[parent_of[k]]`` (the
     afterstates of one move differ from their position on a few points): each row starts from
     its parent's base (:func:`_parent_base`, made again only when the parent changes;
     ``state[0]`` holds the parent it was made for) and adds the rows of the points, bar and tray
     that changed, and the extra features that changed times their weights. A row depends only
-    on its board and its parent's, never on the rest of the batch."""
+    on its board and its parent's, never on the rest of the batch. Rows ``a[:m]`` are boards
+    ``rows[lo:lo + m]``; the first invalid board's index is returned, or -1."""
     n_extra = extra.shape[0]
     h = b1.shape[0]
     bad = -1
     for r in range(m):
-        k = lo + r
+        k = rows[lo + r]
         p = parent_of[k]
         if p != state[0]:
             if _first_bad_board(parents[p:p + 1]) >= 0:
@@ -375,25 +376,30 @@ def _children_first_layer(parents, parent_of, boards, lo, m, roll_row, tpt, tbar
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_children(parents, parent_of, boards, roll_row, acts, tpt, tbar, toff, flags, extra,
-                      b1, ws, bs, out):
-    """:func:`_forward_serial` through :func:`_children_first_layer`; returns the first invalid
-    board's index or -1."""
-    n = boards.shape[0]
+def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar, toff, flags,
+                      extra, b1, ws, bs, out):
+    """:func:`_forward_serial` through :func:`_children_first_layer` for boards ``rows`` (their
+    probabilities go to the same rows of ``out``: the caller routes rows without copying
+    boards); returns the first invalid board's index or -1."""
+    n = rows.shape[0]
     h = b1.shape[0]
     cur = np.empty((_BLOCK, h), np.float32)
+    block_out = np.empty((_BLOCK, 5), np.float32)
     base = np.empty((1, h), np.float32)
     pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     state = np.full(1, -1, np.int64)
     for lo in range(0, n, _BLOCK):
         m = min(n, lo + _BLOCK) - lo
-        bad = _children_first_layer(parents, parent_of, boards, lo, m, roll_row, tpt, tbar, toff,
-                                    flags, extra, b1, cur, state, base, pfeat, feats)
+        bad = _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar,
+                                    toff, flags, extra, b1, cur, state, base, pfeat, feats)
         if bad >= 0:
             return bad
         _activate_rows(cur, m, acts[0])
-        _probs_rows(_dense_layers(cur, m, acts[1:], ws, bs), m, out, lo)
+        _probs_rows(_dense_layers(cur, m, acts[1:], ws, bs), m, block_out, 0)
+        for r in range(m):
+            for j in range(5):
+                out[rows[lo + r], j] = block_out[r, j]
     return -1
 
 
@@ -559,16 +565,17 @@ class FastForward:
             if len(idx) == 0:
                 continue
             acts, ws, bs, finite, tables = self.prepared(sub, weights)
-            part = np.empty((len(idx), 5), np.float32)
             if finite:
                 tpt, tbar, toff, flags, extra = tables
-                k = _forward_children(parents, parent_of[idx], boards[idx], roll_row, acts, tpt,
-                                      tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], part)
+                k = _forward_children(parents, parent_of, boards, idx, roll_row, acts, tpt, tbar,
+                                      toff, flags, extra, bs[0], ws[1:], bs[1:], out)
             else:  # the plain pass spreads NaN as torch does
+                part = np.empty((len(idx), 5), np.float32)
                 k = self._run_net(weights, sub, np.ascontiguousarray(boards[idx]), roll_row, part)
-            out[idx] = part
+                out[idx] = part
+                k = -1 if k < 0 else int(idx[k])
             if k >= 0:
-                first_bad = min(first_bad, int(idx[k]))
+                first_bad = min(first_bad, k)
         if first_bad < len(boards):
             raise ValueError(f"board {first_bad} is not a backgammon position (each side holds 0 "
                              f"to 15 checkers): {boards[first_bad].tolist()}")
