@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bgnet.engine.api import count_moves, move_text
+from bgnet.engine.api import count_moves, game_over, move_text
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import generate
 from bgnet.engine.position_id import fast_board_from_position_id
@@ -158,11 +158,13 @@ class Bot:
         """
         a, b = check_die(d1, "the first die"), check_die(d2, "the second die")
         board = fast_board_from_position_id(position_id)
-        n = count_moves(board, a, b)
-        if n < 0:
+        if game_over(board):
             raise ValueError(f"the game in {position_id!r} is over: a side has borne off all its "
                              "checkers, so there is no move to play")
-        if n == 0:
+        quick = self._quick_choice(board, a, b, ply)  # moves generated once, where it applies
+        if quick is not None:
+            return move_text(board, quick[1], quick[0])
+        if count_moves(board, a, b) == 0:
             return move_text(board, _NO_STEPS, board)
         after, steps = self._choose_one(board, a, b, ply)
         return move_text(board, steps, after)
@@ -199,6 +201,12 @@ class Bot:
         if ply is not None and ply != own:
             depth = f"at {own}-ply" if own is not None else "at one fixed depth"
             raise ValueError(f"{self.name} plays {depth}; it cannot search at ply={ply}")
+
+    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply):
+        """(afterstate, steps) from a one-call path that generates the moves itself, or None where
+        there is none (the default) or it leaves the position (a pass among them) to
+        :meth:`_choose_one`."""
+        return None
 
     def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
         """(afterstate, steps) this bot plays in one position at ``ply``."""

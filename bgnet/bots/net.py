@@ -171,13 +171,14 @@ class NetBot(Bot):
             best[i] = self._deeper_choice(after, eq, off[i], off[i + 1], ply)
         return after[best], steps[best]
 
-    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
+    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply):
         if (self.ply if ply is None else ply) == 0 and getattr(self.eval, "fast", None) is not None:
             from bgnet.bots.zero_ply import choose_zero_ply  # one compiled call (exported bots)
 
-            quick = choose_zero_ply(self.eval, np.ascontiguousarray(board, np.int8), d1, d2)
-            if quick is not None:
-                return quick
+            return choose_zero_ply(self.eval, np.ascontiguousarray(board, np.int8), d1, d2)
+        return None
+
+    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
         after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
                                          np.array([[d1, d2]], np.int64), ply)
         return after[0], steps[0]
