@@ -7,6 +7,8 @@ all the while, on the same machine's cores as the workers.
 
     python3 benchmarks/bench_distributed.py                        # 1 and 2 workers
     python3 benchmarks/bench_distributed.py --workers 1 2 4 8 15 --games 100000 --device cuda
+    python3 benchmarks/bench_distributed.py --games 4000 --set model=extended \
+        "model.hidden=[256,256]" "model.race_hidden=[64]"     # a deep net like stage 7's
 """
 from __future__ import annotations
 
@@ -24,12 +26,15 @@ import numpy as np  # noqa: E402
 from bgnet.train.app import CONFIG_DIR  # noqa: E402
 from bgnet.train.loop import set_threads, train  # noqa: E402
 
+EXTRA: list[str] = []  # Hydra overrides from --set, applied to every run
+
 
 def config(**over):
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        return compose(config_name="train", overrides=[f"{k}={v}" for k, v in over.items()])
+        return compose(config_name="train",
+                       overrides=EXTRA + [f"{k}={v}" for k, v in over.items()])
 
 
 def run_config(a, workers: int, games: int):
@@ -78,7 +83,10 @@ def main() -> int:
     ap.add_argument("--games-per-task", type=int, default=256)
     ap.add_argument("--device", default="cpu", help="the learner's device (workers play on CPU)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the single-process run")
+    ap.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="Hydra overrides for every run, e.g. model=extended (default: the 80-unit net)")
     a = ap.parse_args()
+    EXTRA.extend(a.set)
     if any(w < 1 for w in a.workers):
         ap.error("--workers takes counts >= 1")
     import ray
