@@ -4,7 +4,10 @@ An *evaluator* has two methods, both batched over int8[N, 2, 25] boards in bgnet
 
 * ``positions(boards)``: float32[N, 5] for the side on roll of each position, before it rolls;
 * ``afterstates(after)``: float32[N, 5] for the MOVER of each afterstate ``[opponent,
-  mover_after]``; an afterstate that ends the game gets its exact outcome.
+  mover_after]``; an afterstate that ends the game gets its exact outcome. Told the positions
+  the afterstates were played from (``parents``, ``parent_of``), an evaluator with a compiled
+  pass starts each one from its position's first layer (:func:`afterstates_of` asks any
+  evaluator-like object in the way it understands).
 
 Where both sides are bearing off (:func:`bgnet.bearoff.is_bearoff`), both methods answer from the
 bear-off database instead of the net, unless the evaluator's ``bearoff`` attribute is false. The
@@ -60,10 +63,10 @@ class Evaluator:
             buf = self._buf = np.empty((max(n, 1024), f), np.float32)
         return buf[:n]
 
-    def _run(self, boards: np.ndarray, afterstates: bool, parents=None) -> np.ndarray:
+    def _run(self, boards: np.ndarray, afterstates: bool, family=None) -> np.ndarray:
         if self.fast is not None:
-            if parents is not None:
-                return self.fast.swapped_children(parents[0], parents[1], boards)
+            if family is not None:  # (parents, parent_of) of afterstates
+                return self.fast.swapped_children(family[0], family[1], boards)
             return self.fast.swapped(boards) if afterstates else self.fast.positions(boards)
         n = len(boards)
         if n == 0:
