@@ -147,9 +147,16 @@ def _encode_batch(boards, kind, roll_row, out):
         out[k, RACE_UNIT] = 1.0 if _race(me, opp) else 0.0
         out[k, CAN_BEAR_OFF_UNIT] = 1.0 if _outside(me) == 0 else 0.0
         if kind == 1:
-            _extra_side(me, opp, out, k, EXTRA_START)
-            _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
-            out[k, EXTRA_START + 2 * EXTRA_PER_SIDE] = (_pips(opp) - _pips(me)) / 100.0
+            _extra_features(me, opp, out, k)
+
+
+@njit(cache=True, inline="always")
+def _extra_features(me, opp, out, k):
+    """Every extra feature of the view where ``me`` is on roll into ``out[k, EXTRA_START:]``: both
+    sides' (:func:`_extra_side`) and the pip lead."""
+    my_pips = _extra_side(me, opp, out, k, EXTRA_START)
+    opp_pips = _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
+    out[k, EXTRA_START + 2 * EXTRA_PER_SIDE] = (opp_pips - my_pips) / 100.0
 
 
 @njit(cache=True, inline="always")
@@ -186,7 +193,8 @@ def _pips(side):
 
 @njit(cache=True)
 def _extra_side(s, o, out, k, base):
-    """The EXTRA_PER_SIDE features of side ``s`` against ``o`` (see the module docstring)."""
+    """The EXTRA_PER_SIDE features of side ``s`` against ``o`` (see the module docstring);
+    returns S's pip count."""
     # Bit masks in S's numbering (bit i = S's point i + 1). O's checker on its index j sits on
     # S's index 23 - j, so O moves UP this numbering and enters from the bar onto bit d - 1.
     # The masks are built without branches: which points hold blots is as good as random, and
@@ -220,7 +228,8 @@ def _extra_side(s, o, out, k, base):
     if nbar > 0:
         rear = 24
 
-    out[k, base + 0] = (pips + 25 * nbar) / 167.0
+    pips += 25 * nbar
+    out[k, base + 0] = pips / 167.0
     out[k, base + 1] = n_blots / 5.0
     shots = _shots(o_here, o[24], ~made & _ALL_POINTS, blots) if n_blots > 0 else 0
     out[k, base + 2] = shots / 36.0
@@ -233,6 +242,7 @@ def _extra_side(s, o, out, k, base):
     out[k, base + 8] = _escapes(rear, nbar, o_made) / 36.0
     out[k, base + 9] = (15 - outside) / 15.0
     out[k, base + 10] = cross / 30.0
+    return pips
 
 
 @njit(cache=True)

@@ -42,13 +42,11 @@ from numba import njit, prange
 from bgnet.nn.encode import (
     CAN_BEAR_OFF_UNIT,
     ENCODINGS,
-    EXTRA_PER_SIDE,
     EXTRA_START,
     RACE_UNIT,
     TESAURO_SIDE,
-    _extra_side,
+    _extra_features,
     _outside,
-    _pips,
     _race,
     encode,
     encode_afterstates,
@@ -212,9 +210,7 @@ def _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, a, 
         if _outside(me) == 0:
             _add_row(a, r, flags[1])
         if n_extra > 0:
-            _extra_side(me, opp, feats, 0, EXTRA_START)
-            _extra_side(opp, me, feats, 0, EXTRA_START + EXTRA_PER_SIDE)
-            feats[0, EXTRA_START + 2 * EXTRA_PER_SIDE] = (_pips(opp) - _pips(me)) / 100.0
+            _extra_features(me, opp, feats, 0)
             for e in range(n_extra):
                 v = feats[0, EXTRA_START + e]
                 if v != 0.0:
@@ -289,21 +285,12 @@ def _parent_base(parent, roll_row, tpt, tbar, toff, extra, b1, base, pfeat):
         if off > 0:
             _add_row(base, 0, toff[s, off])
     if extra.shape[0] > 0:
-        _extra_features(parent, roll_row, pfeat)
+        _extra_features(parent[roll_row], parent[1 - roll_row], pfeat, 0)
         for e in range(extra.shape[0]):
             v = pfeat[0, EXTRA_START + e]
             if v != 0.0:
                 for j in range(b1.shape[0]):
                     base[0, j] += v * extra[e, j]
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _extra_features(board, roll_row, feats):
-    me = board[roll_row]
-    opp = board[1 - roll_row]
-    _extra_side(me, opp, feats, 0, EXTRA_START)
-    _extra_side(opp, me, feats, 0, EXTRA_START + EXTRA_PER_SIDE)
-    feats[0, EXTRA_START + 2 * EXTRA_PER_SIDE] = (_pips(opp) - _pips(me)) / 100.0
 
 
 @njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
@@ -366,7 +353,7 @@ def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt
         if _outside(me) == 0:
             _add_row(a, r, flags[1])
         if n_extra > 0:
-            _extra_features(boards[k], roll_row, feats)
+            _extra_features(boards[k, roll_row], boards[k, 1 - roll_row], feats, 0)
             for e in range(n_extra):
                 d = feats[0, EXTRA_START + e] - pfeat[0, EXTRA_START + e]
                 if d != 0.0:
