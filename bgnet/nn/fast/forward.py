@@ -254,43 +254,41 @@ def _sub_row(a, r, t):
         a[r, j] -= t[j]
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _side_counts(board, row):
-    """(checkers on the bar, borne off) of one side of a board; -1, -1 if impossible."""
-    total = 0
-    for i in range(24):
-        total += board[row, i]
-    nb = board[row, 24]
-    off = 15 - total - nb
-    if nb < 0 or nb > 15 or off < 0 or off > 15:
-        return -1, -1
-    return nb, off
-
-
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
-def _parent_base(parent, roll_row, tpt, tbar, toff, extra, b1, base, pfeat):
-    """The part of the first layer a position's children start from: bias, table rows of every
-    point, bar and tray, and its extra features times their weights (``pfeat`` keeps the
-    features). ``roll_row`` is the children's side on roll."""
-    base[0, :] = b1
+@njit(cache=True, error_model="numpy")
+def _parent_state(parent, roll_row, state):
+    """What a child's first layer is compared against, kept in ``state[1:]``: per side (the
+    children's side on roll first) its checkers on the bar and borne off, then whether the race
+    flag and the can-bear-off flag are set."""
     for s in range(2):
         row = roll_row if s == 0 else 1 - roll_row
+        total = 0
         for i in range(24):
-            c = parent[row, i]
-            if c > 0:
-                _add_row(base, 0, tpt[s, i, c])
-        nb, off = _side_counts(parent, row)
-        if nb > 0:
-            _add_row(base, 0, tbar[s, nb])
-        if off > 0:
-            _add_row(base, 0, toff[s, off])
-    if extra.shape[0] > 0:
-        _extra_features(parent[roll_row], parent[1 - roll_row], pfeat, 0)
-        for e in range(extra.shape[0]):
-            v = pfeat[0, EXTRA_START + e]
-            if v != 0.0:
-                for j in range(b1.shape[0]):
-                    base[0, j] += v * extra[e, j]
+            total += parent[row, i]
+        state[1 + 2 * s] = parent[row, 24]
+        state[2 + 2 * s] = 15 - total - parent[row, 24]
+    me = parent[roll_row]
+    state[5] = _race(me, parent[1 - roll_row])
+    state[6] = _outside(me) == 0
+
+
+@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+def _swap_row(a, r, table, new, old):
+    """Row ``r`` of ``a`` with ``table[old]`` taken out and ``table[new]`` put in (index 0 of a
+    count table is no row at all); nothing when the count did not change."""
+    if new == old:
+        return
+    if new > 0:
+        _add_row(a, r, table[new])
+    if old > 0:
+        _sub_row(a, r, table[old])
+
+
+@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+def _flip_flag(a, r, row, now, before):
+    if now and not before:
+        _add_row(a, r, row)
+    elif before and not now:
+        _sub_row(a, r, row)
 
 
 @njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
@@ -298,11 +296,12 @@ def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt
                           flags, extra, b1, a, state, base, pfeat, feats):
     """:func:`_first_layer` for boards that are children of ``parents[parent_of[k]]`` (the
     afterstates of one move differ from their position on a few points): each row starts from
-    its parent's base (:func:`_parent_base`, made again only when the parent changes;
-    ``state[0]`` holds the parent it was made for) and adds the rows of the points, bar and tray
-    that changed, and the extra features that changed times their weights. A row depends only
-    on its board and its parent's, never on the rest of the batch. Rows ``a[:m]`` are boards
-    ``rows[lo:lo + m]``; the first invalid board's index is returned, or -1."""
+    its parent's first layer (:func:`_first_layer` of the parent, made again only when the parent
+    changes; ``state[0]`` holds the parent it was made for, ``state[1:]`` its counts and flags,
+    :func:`_parent_state`) and adds the rows of the points, bar, tray and flags that changed, and
+    the extra features that changed times their weights. A row depends only on its board and its
+    parent's, never on the rest of the batch. Rows ``a[:m]`` are boards ``rows[lo:lo + m]``; the
+    first invalid board's index is returned, or -1."""
     n_extra = extra.shape[0]
     h = b1.shape[0]
     bad = -1
@@ -310,50 +309,40 @@ def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt
         k = rows[lo + r]
         p = parent_of[k]
         if p != state[0]:
-            if _first_bad_board(parents[p:p + 1]) >= 0:
+            if _first_layer(parents, p, 1, roll_row, tpt, tbar, toff, flags, extra, b1, base,
+                            pfeat) >= 0:
                 return k  # the tables have no row for an impossible parent: its child is refused
-            _parent_base(parents[p], roll_row, tpt, tbar, toff, extra, b1, base, pfeat)
+            _parent_state(parents[p], roll_row, state)
             state[0] = p
         for j in range(h):
             a[r, j] = base[0, j]
         for s in range(2):
             row = roll_row if s == 0 else 1 - roll_row
+            total = 0
             for i in range(24):
                 c = boards[k, row, i]
+                total += c
                 c0 = parents[p, row, i]
                 if c != c0:
                     if c < 0 or c > 15:
                         if bad < 0:
                             bad = k
                         continue
-                    if c > 0:
-                        _add_row(a, r, tpt[s, i, c])
-                    if c0 > 0:
-                        _sub_row(a, r, tpt[s, i, c0])
-            nb, off = _side_counts(boards[k], row)
-            if nb < 0:
+                    _swap_row(a, r, tpt[s, i], c, c0)
+            nb = boards[k, row, 24]
+            off = 15 - total - nb
+            if nb < 0 or nb > 15 or off < 0 or off > 15:
                 if bad < 0:
                     bad = k
                 continue
-            nb0, off0 = _side_counts(parents[p], row)
-            if nb != nb0:
-                if nb > 0:
-                    _add_row(a, r, tbar[s, nb])
-                if nb0 > 0:
-                    _sub_row(a, r, tbar[s, nb0])
-            if off != off0:
-                if off > 0:
-                    _add_row(a, r, toff[s, off])
-                if off0 > 0:
-                    _sub_row(a, r, toff[s, off0])
+            _swap_row(a, r, tbar[s], nb, state[1 + 2 * s])
+            _swap_row(a, r, toff[s], off, state[2 + 2 * s])
         me = boards[k, roll_row]
         opp = boards[k, 1 - roll_row]
-        if _race(me, opp):
-            _add_row(a, r, flags[0])
-        if _outside(me) == 0:
-            _add_row(a, r, flags[1])
+        _flip_flag(a, r, flags[0], _race(me, opp), state[5])
+        _flip_flag(a, r, flags[1], _outside(me) == 0, state[6])
         if n_extra > 0:
-            _extra_features(boards[k, roll_row], boards[k, 1 - roll_row], feats, 0)
+            _extra_features(me, opp, feats, 0)
             for e in range(n_extra):
                 d = feats[0, EXTRA_START + e] - pfeat[0, EXTRA_START + e]
                 if d != 0.0:
@@ -375,7 +364,7 @@ def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tba
     base = np.empty((1, h), np.float32)
     pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    state = np.full(1, -1, np.int64)
+    state = np.full(7, -1, np.int64)
     for lo in range(0, n, _BLOCK):
         m = min(n, lo + _BLOCK) - lo
         bad = _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar,
