@@ -40,10 +40,9 @@ import numpy as np
 
 from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots.base import Bot
-from bgnet.bots.evaluator import afterstates_of, parent_rows
-from bgnet.bots.simple import segment_argmax
+from bgnet.bots.net import best_of_all_rolls
 from bgnet.engine.board import unique_boards
-from bgnet.engine.movegen import generate_batch
+from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
 
@@ -52,9 +51,7 @@ if TYPE_CHECKING:
     from bgnet.cube.met import MatchEquityTable
     from bgnet.engine.state import MatchContext
 
-# The 21 distinct rolls, their weights, and the index of every (d1, d2) among them.
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
+# The index of every (d1, d2) among the 21 rolls.
 ROLL_INDEX = np.zeros((7, 7), np.int64)
 for _k, (_a, _b) in enumerate(ROLLS):
     ROLL_INDEX[_a, _b] = ROLL_INDEX[_b, _a] = _k
@@ -160,10 +157,8 @@ def all_rolls(ev, boards: np.ndarray):
     """For positions about to roll: the mover's probabilities float64[N, 21, 5] of its best 0-ply
     move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
 
-    Repeats are worked out once: trials that stand on the same position (all of them at the root,
-    a few dozen one roll later) share its 21 rolls, and afterstates that several rolls reach (a
-    checker moved 7 pips by 6-1, 5-2 or 4-3) are evaluated once; a compiled evaluator starts each
-    afterstate from its position (:meth:`bgnet.bots.evaluator.Evaluator.afterstates`)."""
+    Trials that stand on the same position (all of them at the root, a few dozen one roll later)
+    share its 21 rolls (:func:`bgnet.bots.net.best_of_all_rolls`)."""
     n = len(boards)
     probs = np.empty((n, 21, 5), np.float64)
     chosen = np.empty((n, 21, 2, 25), np.int8)
@@ -172,10 +167,7 @@ def all_rolls(ev, boards: np.ndarray):
     for lo in range(0, len(distinct), CHUNK):
         part = distinct[lo:lo + CHUNK]
         m = len(part)
-        after, _, off = generate_batch(np.repeat(part, 21, axis=0), np.tile(ROLLS, (m, 1)))
-        once, back = unique_boards(after, off[::21])  # repeats occur within a position
-        p = afterstates_of(ev, after[once], part, parent_rows(off, 21)[once])[back]
-        best = segment_argmax(np.asarray(equity(p), np.float64), off)
+        after, p, best = best_of_all_rolls(ev, part)
         rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
         probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]
         chosen[rows] = after[best].reshape(m, 21, 2, 25)[inverse[rows] - lo]

@@ -23,15 +23,13 @@ import numpy as np
 from numba import njit
 
 from bgnet.bearoff.index import BINOM, MAX_CHECKERS, all_positions, num_positions, rank
-from bgnet.engine.movegen import generate_batch
+from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
 
 # Turn-count distributions hold P[n] for n = 0..TURNS-1. Fifteen checkers on the 6-point need 18
 # turns at most under the minimising policy; the slack is checked when the table is built.
 TURNS = 32
 
 # The 21 distinct rolls and their probabilities.
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
 
 # Index of the first position with all 15 checkers on the board: the first-off table starts there.
 FULL_START = num_positions(MAX_CHECKERS - 1)

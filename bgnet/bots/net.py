@@ -26,7 +26,7 @@ from bgnet.bots.base import Bot, accepts_position_ids
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.board import unique_boards
-from bgnet.engine.movegen import generate_batch
+from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
 from bgnet.errors import BadArgument
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity as money_equity  # noqa: F401  (re-exported)
@@ -42,9 +42,21 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# The 21 distinct rolls and their weights out of 36.
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
+
+
+def best_of_all_rolls(ev, boards: np.ndarray):
+    """Every roll of every position about to roll, each side playing its best 0-ply move by
+    ``ev``: ``(afterstates, the mover's probabilities of each, best)``, where
+    ``best[21 * n + r]`` is the row of position ``n``'s best afterstate for ``ROLLS[r]``.
+
+    Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
+    evaluated once, and each from its position's first layer where ``ev`` can
+    (:func:`bgnet.bots.evaluator.afterstates_of`)."""
+    n = len(boards)
+    after, _, off = generate_batch(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (n, 1)))
+    once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
+    probs = afterstates_of(ev, after[once], boards, parent_rows(off, len(ROLLS))[once])[back]
+    return after, probs, segment_argmax(money_equity(probs), off)
 
 
 @dataclass
@@ -143,13 +155,7 @@ class NetBot(Bot):
         """For positions with the side on roll about to roll: probabilities averaged over the 21
         rolls, the side playing its best move (0-ply choice, valued at ``depth``)."""
         n = len(boards)
-        reps = np.repeat(boards, len(ROLLS), axis=0)
-        dice = np.tile(ROLLS, (n, 1))
-        after, _, off = generate_batch(reps, dice)
-        # Rolls of equal pips often reach the same afterstate: each is evaluated once.
-        once, back = unique_boards(after, off[::len(ROLLS)])
-        p0 = afterstates_of(self.eval, after[once], boards, parent_rows(off, len(ROLLS))[once])[back]
-        best = segment_argmax(money_equity(p0), off)
+        after, p0, best = best_of_all_rolls(self.eval, boards)
         chosen = after[best]
         pv = p0[best] if depth == 0 else self._afterstate_value(chosen, depth)
         w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]

@@ -30,6 +30,11 @@ DEPTH_SALT = _rng.integers(0, 2**63 - 1, size=5, dtype=np.int64)
 DIE_SALT = _rng.integers(0, 2**63 - 1, size=7, dtype=np.int64)
 # Deduplication hash tables: a small one that stays in cache for ordinary positions, and a
 # large one that a position switches to when it has very many candidates (open doubles).
+# The 21 distinct rolls (smaller die first) and each one's chance out of 36: what every
+# expectation over the next roll (search, rollouts' luck, the bear-off tables) sums over.
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
+
 _SMALL_TABLE = 1 << 12
 _LARGE_TABLE = 1 << 16
 
