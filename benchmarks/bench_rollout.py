@@ -124,7 +124,8 @@ def main(argv=None) -> int:
     bot = load_bot(a.bot or str(default_bot_path()))
     board = board_from_position_id(a.position)
     # Warm up compiled code and caches outside the timings.
-    run_trials(bot, board[None], RolloutSettings(trials=2, seed=99, truncate=2))
+    for luck in (True, False):
+        run_trials(bot, board[None], RolloutSettings(trials=2, seed=99, luck=luck, bearoff=False))
     loop_rollout(board, 1, 99, luck=False)  # gnubg_nn loads its nets at the first call
     rows = []
     for mode in a.modes.split(","):
