@@ -104,29 +104,29 @@ def _mse_head(z, t, n_total, dz):
 @njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
 def _layer_grads(inp, dz, gw, gb):
     """Gradients of a dense layer's weights [out, in] and bias from its input rows and the
-    gradient ``dz`` of its outputs (overwritten, not accumulated)."""
-    gw[:] = 0.0
-    gb[:] = 0.0
-    n_out, n_in = gw.shape
+    gradient ``dz`` of its outputs (overwritten, not accumulated). ``gw = dz.T @ inp``, run as a
+    dense layer over the transposed arrays, so that it takes the forward pass's tiled kernel
+    (one multiply-add per weight and row at a time loaded and stored ``gw`` at each step)."""
+    n_out = gw.shape[0]
+    for o in range(n_out):
+        gb[o] = _F0
     for r in range(inp.shape[0]):
         for o in range(n_out):
-            d = dz[r, o]
-            gb[o] += d
-            for i in range(n_in):
-                gw[o, i] += d * inp[r, i]
+            gb[o] += dz[r, o]
+    _dense_rows(np.ascontiguousarray(dz.T), n_out, np.ascontiguousarray(inp.T),
+                np.zeros(gw.shape[1], np.float32), gw)
 
 
 @njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
 def _input_grads(dz, w, h, act):
     """Gradient of the pre-activations of the layer below, whose outputs are ``h``, from the
-    gradient ``dz`` of this layer's outputs and its weights ``w`` [out, in]."""
+    gradient ``dz`` of this layer's outputs and its weights ``w`` [out, in]: ``dz @ w`` (a dense
+    layer whose weights are ``w.T``, the forward pass's tiled kernel) times the derivative of
+    the activation."""
     n, n_in = h.shape
-    dh = np.zeros((n, n_in), np.float32)
+    dh = np.empty((n, n_in), np.float32)
+    _dense_rows(dz, n, np.ascontiguousarray(w.T), np.zeros(n_in, np.float32), dh)
     for r in range(n):
-        for o in range(w.shape[0]):
-            d = dz[r, o]
-            for i in range(n_in):
-                dh[r, i] += d * w[o, i]
         for i in range(n_in):
             v = h[r, i]
             if act == 0:
