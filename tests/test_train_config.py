@@ -52,6 +52,7 @@ def test_experiments_exist():
     ("model.hidden=[0]", "model.hidden"), ("optim.name=rmsprop", "optim.name"),
     ("+train.lamda=0.5", "train"), ("+colour=red", "colour"), ("ray.workers=0", "ray.workers"),
     ("device=tpu", "device"), ("train.search_target=1.5", "train.search_target"),
+    ("optim.decay_start=-5", "optim.decay_start"), ("optim.decay_start=0.5", "optim.decay_start"),
 ])
 def test_bad_values_and_unknown_keys_name_their_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):

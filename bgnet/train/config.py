@@ -38,6 +38,7 @@ class OptimConfig:
     name: str = "adam"  # adam | sgd; a resumed run keeps its checkpoint's optimizer kind
     lr: float = 0.001  # learning rate at game 0
     lr_final: float | None = 0.0002  # linear decay to this by train.games (None: constant lr)
+    decay_start: int = 0  # games (counted from zero) before which the rate stays at lr
     weight_decay: float = 0.0  # L2 penalty of the optimizer
 
 
@@ -188,6 +189,7 @@ def _check_optim(o: OptimConfig) -> None:
     _number("optim.lr", o.lr, lo=0, lo_open=True)
     if o.lr_final is not None:
         _number("optim.lr_final", o.lr_final, lo=0)
+    _number("optim.decay_start", o.decay_start, lo=0, integer=True)
     _number("optim.weight_decay", o.weight_decay, lo=0)
 
 

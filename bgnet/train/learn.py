@@ -54,10 +54,18 @@ def build_optimizer(net: torch.nn.Module, optim: OptimConfig) -> torch.optim.Opt
 
 
 def learning_rate(optim: OptimConfig, games: int, total: int) -> float:
-    """Linear decay from ``lr`` to ``lr_final`` over the run (constant without ``lr_final``)."""
-    if optim.lr_final is None:
+    """``lr`` until ``decay_start`` games, then linear decay to ``lr_final`` at ``total`` games
+    (constant without ``lr_final``). Games count from zero, so a stage that resumes a run can
+    anneal over its own games by starting the decay where it starts.
+
+    >>> from bgnet.train.config import OptimConfig
+    >>> stage = OptimConfig(lr=3e-5, lr_final=1e-5, decay_start=7_000_000)
+    >>> [round(learning_rate(stage, g, 8_000_000) * 1e5, 3) for g in (6_000_000, 7_500_000, 9_000_000)]
+    [3.0, 2.0, 1.0]
+    """
+    if optim.lr_final is None or games <= optim.decay_start:
         return float(optim.lr)
-    frac = min(1.0, games / max(1, total))
+    frac = min(1.0, (games - optim.decay_start) / max(1, total - optim.decay_start))
     return float(optim.lr + (optim.lr_final - optim.lr) * frac)
 
 
