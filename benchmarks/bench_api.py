@@ -10,9 +10,10 @@
   both bots are warmed up on other positions first.
 
 Everything runs in this one process on one core (numba and the BLAS libraries limited to one
-thread).
+thread). ``--bot PATH`` times another exported bot or checkpoint's ``best_move`` instead of the
+shipped bot's (``--only best_move`` skips the ``legal_moves`` part).
 
-    python3 benchmarks/bench_api.py [--positions 20000] [--decisions 5000]
+    python3 benchmarks/bench_api.py [--positions 20000] [--decisions 5000] [--bot PATH]
 """
 from __future__ import annotations
 
@@ -77,13 +78,13 @@ def bench_legal_moves(positions, repeats: int) -> None:
     print(f"  ratio bgnet / gnubg : {t_bgnet / t_gnubg:7.2f} (time a call)")
 
 
-def bench_best_move(positions, warmup: int) -> None:
+def bench_best_move(positions, warmup: int, bot_path: str | None = None) -> None:
     import gnubg_nn
 
     import bgnet
     from bgnet.engine.position_id import position_id
 
-    bot = bgnet.Bot.load()
+    bot = bgnet.Bot.load(bot_path)
     warm, timed = positions[:warmup], positions[warmup:]
     calls = [(position_id(b), d1, d2) for b, d1, d2 in timed]
     lists = [(b.tolist(), d1, d2) for b, d1, d2 in timed]
@@ -113,10 +114,14 @@ def main() -> int:
     ap.add_argument("--decisions", type=int, default=5_000, help="timed decisions for best_move")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bot", help="exported bot or checkpoint to time (default: the shipped bot)")
+    ap.add_argument("--only", choices=["legal_moves", "best_move"], help="run one part")
     a = ap.parse_args()
     positions = distinct_positions(max(a.positions, a.decisions + 500), a.seed)
-    bench_legal_moves(positions[:a.positions], a.repeats)
-    bench_best_move(positions[:a.decisions + 500], warmup=500)
+    if a.only != "best_move":
+        bench_legal_moves(positions[:a.positions], a.repeats)
+    if a.only != "legal_moves":
+        bench_best_move(positions[:a.decisions + 500], warmup=500, bot_path=a.bot)
     return 0
 
 
