@@ -82,6 +82,36 @@ def test_a_split_net_is_deepened_per_sub_net(boards):
     assert deepen_split(net, "race", after=2, width=12).race.activations == ["tanh", "tanh", "relu"]
 
 
+@pytest.mark.parametrize("hidden,activation,after,width", [
+    ([32], "sigmoid", None, 10), ([32], "sigmoid", None, 16), ([24], "tanh", None, 12),
+    ([32, 6], "relu", 1, 12)])
+def test_a_narrower_layer_carries_the_next_layers_sums(boards, hidden, activation, after, width):
+    """Below an identity's width the new layer holds +-W x, the sums of the layer that read the
+    hidden layer, and that layer adds them back: the same function, at a bottleneck's cost."""
+    net = varied_net("tesauro", hidden, activation, seed=7)
+    deep = deepen(net, after, width, noise=0.0)
+    k = len(hidden) if after is None else after
+    assert deep.hidden == hidden[:k] + [width] + hidden[k:]
+    ref = probs(net, boards)
+    assert ref[:, 0].std() > 0.05
+    assert_close_up_to_rounding(probs(deep, boards), ref, deep, boards, afterstates=False)
+    reader = deep.head if k == len(hidden) else [m for m in deep.body if hasattr(m, "weight")][k + 1]
+    n = reader.weight.shape[0]
+    assert torch.equal(reader.weight[:, 2 * n:], torch.zeros(n, width - 2 * n))  # extra units idle
+    noisy = deepen(net, after, width, noise=1e-2, seed=1)  # the extra units get incoming weights
+    inserted = [m for m in noisy.body if hasattr(m, "weight")][k]
+    assert inserted.weight[2 * n:].abs().sum() > 0 or width == 2 * n
+    assert np.abs(probs(noisy, boards) - ref).max() > 0  # noise perturbs the carried sums too
+
+
+def test_a_narrow_split_net_round_trips_through_the_compiled_pass(boards):
+    net = split_net()
+    deep = deepen_split(net, "contact", width=10)
+    assert deep.contact.hidden == [12, 10]
+    fast = FastForward(deep).positions(boards)
+    assert_close_up_to_rounding(fast, probs(net, boards), deep, boards, afterstates=False)
+
+
 def test_noise_moves_only_the_new_layer_and_extra_units_keep_the_function(boards):
     net = varied_net("tesauro", [10], "sigmoid", seed=4)
     noisy = deepen(net, width=16, noise=1e-2, seed=3)
@@ -101,8 +131,8 @@ def test_impossible_requests_are_refused():
         deepen(net, after=3)
     with pytest.raises(BadArgument, match="at least 8 units"):
         deepen(net, after=1, width=7)
-    with pytest.raises(BadArgument, match="at least 16 units"):
-        deepen(ValueNet("tesauro", 8, "tanh"), width=8)
+    with pytest.raises(BadArgument, match="at least 10 units"):  # 16 as an identity, 10 to carry
+        deepen(ValueNet("tesauro", 8, "tanh"), width=9)
     with pytest.raises(BadArgument, match="ReLU"):
         deepen(net, activation="sigmoid")
     with pytest.raises(BadArgument, match="no layer"):

@@ -20,6 +20,12 @@ Why the function is kept exactly. Let ``x`` be the outputs of hidden layer K (wi
   ``[I; -I; 0]`` and bias 0, computing ``(relu(x), relu(-x), 0)``, and the next layer's weights
   become ``[W | -W | 0]``, which gives ``W relu(x) - W relu(-x) = W x`` for any sign. It needs
   ``width >= 2h``.
+* A narrower layer (a bottleneck, cheaper to evaluate than an identity of a wide layer): with
+  ``n`` the width of the layer that read ``x`` (5 when that is the head), the new layer has
+  weights ``[W; -W; 0]`` and bias 0, computing ``(relu(W x), relu(-W x), 0)``, and the reading
+  layer's weights become ``[I | -I | 0]`` with its bias kept, which gives ``W x`` again. It needs
+  ``width >= 2n``, and is used only when the width is below what an identity needs: the new
+  layer starts by carrying the old layer's sums, and its other units learn the rest.
 
 Each product that matters is the same product as before and the added ones are exact zeros, so
 the deeper net differs only by the order in which float32 sums are rounded. Units beyond those
@@ -51,10 +57,21 @@ INSERTED = ("relu",)
 SUBNETS = ("contact", "race", "both")
 
 
-def smallest_width(net: ValueNet, after: int) -> int:
+def identity_width(net: ValueNet, after: int) -> int:
     """The fewest units an identity layer after hidden layer ``after`` of ``net`` can have."""
     h = net.hidden[after - 1]
     return h if net.activations[after - 1] in NONNEGATIVE else 2 * h
+
+
+def readout_width(net: ValueNet, after: int) -> int:
+    """The fewest units a layer after hidden layer ``after`` can have when it carries the sums of
+    the layer that read that hidden layer (twice that layer's width)."""
+    return 2 * (net.hidden[after] if after < len(net.hidden) else net.head.out_features)
+
+
+def smallest_width(net: ValueNet, after: int) -> int:
+    """The fewest units a function-keeping layer after hidden layer ``after`` can have."""
+    return min(identity_width(net, after), readout_width(net, after))
 
 
 def deepen(net: ValueNet, after: int | None = None, width: int | None = None,
@@ -64,13 +81,15 @@ def deepen(net: ValueNet, after: int | None = None, width: int | None = None,
     last), computing the same function (see the module doc). Impossible requests raise
     :class:`~bgnet.errors.BadArgument`."""
     after = _check(net, after, width, activation, noise)
-    need = smallest_width(net, after)
+    need = identity_width(net, after)
     width = need if width is None else int(width)
-    if width < need:
+    if width < smallest_width(net, after):
         kind = "sigmoid or relu" if need == net.hidden[after - 1] else net.activations[after - 1]
-        raise BadArgument(f"an identity layer after hidden layer {after} ({kind}, "
-                          f"{net.hidden[after - 1]} units) needs at least {need} units; got "
-                          f"--width {width}")
+        raise BadArgument(f"a layer after hidden layer {after} ({kind}, {net.hidden[after - 1]} "
+                          f"units) needs at least {smallest_width(net, after)} units to keep the "
+                          f"net's function ({need} as an identity, {readout_width(net, after)} to "
+                          f"carry the next layer's sums); got --width {width}")
+    readout = width < need
     hidden = net.hidden[:after] + [width] + net.hidden[after:]
     acts = net.activations[:after] + [activation] + net.activations[after:]
     deep = ValueNet(net.encoding, hidden, acts)
@@ -79,13 +98,18 @@ def deepen(net: ValueNet, after: int | None = None, width: int | None = None,
     with torch.no_grad():
         for k, layer in enumerate(old):
             target = new[k if k < after else k + 1]
-            if k == after:  # the layer that read hidden layer K now reads the new layer
+            if k == after and readout:  # it adds up the new layer's +- copies of its own sums
+                target.weight.copy_(_readout_reader(layer.weight.shape[0], width))
+            elif k == after:  # the layer that read hidden layer K now reads the new layer
                 target.weight.copy_(_reader(layer.weight, width, need))
             else:
                 target.weight.copy_(layer.weight)
             target.bias.copy_(layer.bias)
         inserted = new[after]
-        inserted.weight.copy_(_identity(net.hidden[after - 1], width, need))
+        if readout:
+            inserted.weight.copy_(_readout(old[after].weight, width))
+        else:
+            inserted.weight.copy_(_identity(net.hidden[after - 1], width, need))
         inserted.bias.zero_()
         if noise:
             inserted.weight.add_(noise * torch.randn(inserted.weight.shape, generator=gen))
@@ -154,4 +178,22 @@ def _reader(w: torch.Tensor, width: int, need: int) -> torch.Tensor:
     out[:, :h] = w
     if need == 2 * h:
         out[:, h:2 * h] = -w
+    return out
+
+
+def _readout(w: torch.Tensor, width: int) -> torch.Tensor:
+    """The narrow new layer's weights [width, h]: ``W; -W`` (the reading layer's), then zeros."""
+    n = w.shape[0]
+    out = torch.zeros(width, w.shape[1], dtype=w.dtype)
+    out[:n] = w
+    out[n:2 * n] = -w
+    return out
+
+
+def _readout_reader(n: int, width: int) -> torch.Tensor:
+    """The weights [n, width] that add the narrow layer's two copies back: ``[I | -I | 0]``."""
+    out = torch.zeros(n, width)
+    eye = torch.eye(n)
+    out[:, :n] = eye
+    out[:, n:2 * n] = -eye
     return out

@@ -84,18 +84,21 @@ def deepen_main(argv: list[str]) -> int:
 
     p = ArgumentParser(
         prog="bgnet deepen",
-        description="Insert a hidden layer into a trained net that starts as the identity of what "
-                    "it follows (a ReLU layer), so the deeper net computes the same function; "
-                    "resume training from OUT.",
+        description="Insert a hidden layer (ReLU) into a trained net that starts computing the "
+                    "same function (as the identity of what it follows, or, narrower, by "
+                    "carrying the next layer's sums); resume training from OUT.",
         examples=("bgnet deepen runs/my-run/checkpoints/latest.pt deep.pt",
                   "bgnet deepen latest.pt deep.pt --after 1 --width 160 --noise 0.01 --net contact",
+                  "bgnet deepen latest.pt narrow.pt --width 64 --noise 0.01 --net contact",
                   "bgnet train resume=deep.pt train.games=200000"))
     _common(p, noise=0.0)
     p.add_argument("--after", type=_units_arg, default=None, metavar="K",
                    help="insert after hidden layer K, counted from 1 (default: the last)")
     p.add_argument("--width", type=_units_arg, default=None, metavar="W",
-                   help="units of the new layer (default and least: layer K's width; twice that "
-                        "after a layer whose outputs can be negative, e.g. tanh)")
+                   help="units of the new layer (default: layer K's width, twice that after a "
+                        "layer whose outputs can be negative, e.g. tanh: an identity; fewer "
+                        "down to twice the next layer's width, 10 before the head: a "
+                        "bottleneck that starts by carrying the next layer's sums)")
     p.add_argument("--activation", choices=INSERTED, default="relu",
                    help="the new layer's activation (default relu)")
     p.add_argument("--net", choices=SUBNETS, default="both",
