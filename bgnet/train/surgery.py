@@ -89,7 +89,7 @@ def deepen_main(argv: list[str]) -> int:
                     "carrying the next layer's sums); resume training from OUT.",
         examples=("bgnet deepen runs/my-run/checkpoints/latest.pt deep.pt",
                   "bgnet deepen latest.pt deep.pt --after 1 --width 160 --noise 0.01 --net contact",
-                  "bgnet deepen latest.pt narrow.pt --width 64 --noise 0.01 --net contact",
+                  "bgnet deepen latest.pt narrow.pt --width 64 --noise 0.001 --net contact",
                   "bgnet train resume=deep.pt train.games=200000"))
     _common(p, noise=0.0)
     p.add_argument("--after", type=_units_arg, default=None, metavar="K",
