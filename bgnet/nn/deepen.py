@@ -98,16 +98,18 @@ def deepen(net: ValueNet, after: int | None = None, width: int | None = None,
     with torch.no_grad():
         for k, layer in enumerate(old):
             target = new[k if k < after else k + 1]
-            if k == after and readout:  # it adds up the new layer's +- copies of its own sums
-                target.weight.copy_(_readout_reader(layer.weight.shape[0], width))
+            if k == after and readout:  # [I | -I | 0]: adds up the new layer's +- copies of its sums
+                n = layer.weight.shape[0]
+                target.weight.copy_(_identity(n, width, 2 * n).T)
             elif k == after:  # the layer that read hidden layer K now reads the new layer
                 target.weight.copy_(_reader(layer.weight, width, need))
             else:
                 target.weight.copy_(layer.weight)
             target.bias.copy_(layer.bias)
         inserted = new[after]
-        if readout:
-            inserted.weight.copy_(_readout(old[after].weight, width))
+        if readout:  # [W; -W; 0]: the reading layer's sums, both signs
+            w = old[after].weight
+            inserted.weight.copy_(_reader(w.T, width, 2 * w.shape[0]).T)
         else:
             inserted.weight.copy_(_identity(net.hidden[after - 1], width, need))
         inserted.bias.zero_()
@@ -180,20 +182,3 @@ def _reader(w: torch.Tensor, width: int, need: int) -> torch.Tensor:
         out[:, h:2 * h] = -w
     return out
 
-
-def _readout(w: torch.Tensor, width: int) -> torch.Tensor:
-    """The narrow new layer's weights [width, h]: ``W; -W`` (the reading layer's), then zeros."""
-    n = w.shape[0]
-    out = torch.zeros(width, w.shape[1], dtype=w.dtype)
-    out[:n] = w
-    out[n:2 * n] = -w
-    return out
-
-
-def _readout_reader(n: int, width: int) -> torch.Tensor:
-    """The weights [n, width] that add the narrow layer's two copies back: ``[I | -I | 0]``."""
-    out = torch.zeros(n, width)
-    eye = torch.eye(n)
-    out[:, :n] = eye
-    out[:, n:2 * n] = -eye
-    return out
