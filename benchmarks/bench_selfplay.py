@@ -9,6 +9,11 @@ on 16 threads; a plain PyTorch TD-Gammon: about 6 games/s) and the goals (batche
     python3 benchmarks/bench_selfplay.py                 # CPU
     python3 benchmarks/bench_selfplay.py --model extended --online-games 0
     python3 benchmarks/bench_selfplay.py --device cuda --parallel 16384 --batched-games 200000
+
+``--net CKPT`` times inference-only self-play of a checkpoint's net instead (no training), and
+``--move-filter K`` times it also with ``train.move_filter=K``, side by side:
+
+    python3 benchmarks/bench_selfplay.py --net checkpoints/stage8/latest.pt --move-filter 8
 """
 from __future__ import annotations
 
@@ -51,10 +56,11 @@ def training_rate(mode: str, games: int, device: str, parallel: int, threads: in
         return rate
 
 
-def inference_rate(games: int, device: str, parallel: int, net=None) -> float:
+def inference_rate(games: int, device: str, parallel: int, net=None, move_filter: int = 0) -> float:
     # A trained net: an untrained one plays aimless games several times longer than real ones.
     net = (net or ValueNet("tesauro", 80)).to(device)
-    pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0))
+    pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0), bearoff=True,
+                        move_filter=move_filter)
     warm = 0
     while warm < 200:  # compile every kernel (pool refills too) before timing
         warm += len(pool.step().results)
@@ -74,8 +80,13 @@ def main() -> int:
     ap.add_argument("--batched-games", type=int, default=10000)
     ap.add_argument("--online-games", type=int, default=100, help="0 skips online mode")
     ap.add_argument("--inference-games", type=int, default=10000)
+    ap.add_argument("--net", help="a checkpoint: time its net's inference-only self-play only")
+    ap.add_argument("--move-filter", type=int, default=0,
+                    help="with --net: also time self-play with train.move_filter=K")
     a = ap.parse_args()
     set_threads(a.threads)
+    if a.net:
+        return compare_filter(a)
     print(f"model {a.model}, device {a.device}, torch threads {torch.get_num_threads()}, "
           f"{a.parallel} games in flight")
     trained: list = []
@@ -92,6 +103,36 @@ def main() -> int:
     print("references: Open Sage C++ TD self-play 165-255 games/s on 16 threads (batched/Open Sage "
           f"= {bat / 255:.2f}-{bat / 165:.2f}); plain PyTorch TD-Gammon about 6 games/s "
           f"(batched/plain = {bat / 6:.0f})")
+    return 0
+
+
+def compare_filter(a) -> int:
+    """Inference-only self-play of a checkpoint's net, every move valued and (with
+    ``--move-filter K``) with the filter, timed in alternation so that both see the same load."""
+    from bgnet.nn.checkpoint import load_net
+
+    net = load_net(a.net, device=a.device)[0].eval()
+    keeps = [0] + ([a.move_filter] if a.move_filter else [])
+    pools = {k: SelfPlayPool(NetEvaluator(net, a.device), a.parallel, np.random.default_rng(0),
+                             bearoff=True, move_filter=k) for k in keeps}
+    for pool in pools.values():  # compile, and leave the opening behind
+        for _ in range(40):
+            pool.step()
+    rates: dict[int, list[float]] = {k: [] for k in keeps}
+    per_round = max(1, a.inference_games // 3)
+    for _ in range(3):
+        for k, pool in pools.items():
+            done, t = 0, time.perf_counter()
+            while done < per_round:
+                done += len(pool.step().results)
+            rates[k].append(done / (time.perf_counter() - t))
+    for k in keeps:
+        label = "every move valued" if k == 0 else f"train.move_filter={k}"
+        line = f"{a.net}, {label}: " + ", ".join(f"{r:.0f}" for r in rates[k]) + " games/s"
+        if k:
+            ratios = [r / f for r, f in zip(rates[k], rates[0])]
+            line += f" ({min(ratios):.2f}-{max(ratios):.2f}x in the same rounds)"
+        print(line)
     return 0
 
 

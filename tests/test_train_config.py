@@ -53,6 +53,7 @@ def test_experiments_exist():
     ("+train.lamda=0.5", "train"), ("+colour=red", "colour"), ("ray.workers=0", "ray.workers"),
     ("device=tpu", "device"), ("train.search_target=1.5", "train.search_target"),
     ("optim.decay_start=-5", "optim.decay_start"), ("optim.decay_start=0.5", "optim.decay_start"),
+    ("train.move_filter=-1", "train.move_filter"), ("train.move_filter=2.5", "train.move_filter"),
 ])
 def test_bad_values_and_unknown_keys_name_their_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
@@ -68,6 +69,11 @@ def test_config_errors_are_bad_arguments():
 def test_distributed_ray_needs_batched_mode():
     with pytest.raises(ConfigError, match="train.mode=batched"):
         load_config(compose_train("distributed=ray", "train.mode=online"))
+
+
+def test_the_move_filter_needs_batched_self_play_on_the_cpu():
+    with pytest.raises(ConfigError, match="train.move_filter"):
+        load_config(compose_train("train.move_filter=8", "train.mode=online"))
 
 
 def test_help_explains_resume_and_the_config_groups(capsys):

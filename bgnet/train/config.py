@@ -56,6 +56,8 @@ class TrainConfig:
     fast_cpu: bool = True  # on the CPU, mse updates in compiled code when the net allows it
     bearoff: bool = True  # a game ends at its first bear-off position, the database its target
     search_target: float = 0.0  # weight of the 1-ply value in each target (0: plain λ-returns)
+    move_filter: int = 0  # contact moves per position the net values in full in self-play, picked
+    #                       by a readout of its first hidden layer (0: all; CPU, compiled pass)
     max_plies: int = 1000  # a game still running after this many plies is dropped
     checkpoint_every: int = 10000  # games between checkpoints
     keep_checkpoints: int = 20  # numbered checkpoints kept (older ones are deleted)
@@ -173,6 +175,10 @@ def check(run: RunConfig) -> None:
     _bool("progress", run.progress)
     _number("seed", run.seed, lo=0, integer=True)
     _check_device(run.device)
+    if run.train.move_filter and (run.device != "cpu" or run.train.mode != "batched"):
+        raise ConfigError("config key 'train.move_filter' needs device=cpu and train.mode=batched "
+                          "(it runs in the compiled CPU pass of batched self-play); got "
+                          f"device={run.device}, train.mode={run.train.mode}")
 
 
 def _check_model(m: ModelConfig) -> None:
@@ -205,6 +211,7 @@ def _check_train(t: TrainConfig) -> None:
         _number(f"train.{key}", getattr(t, key), lo=1, integer=True)
     _number("train.max_plies", t.max_plies, lo=10, integer=True)
     _number("train.threads", t.threads, lo=0, integer=True)
+    _number("train.move_filter", t.move_filter, lo=0, integer=True)
 
 
 def _check_eval(e: EvalConfig) -> None:

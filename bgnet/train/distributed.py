@@ -55,14 +55,16 @@ class SelfPlayWorker:
     """
 
     def __init__(self, net_config: dict, seed: list[int], parallel_games: int, lam: float,
-                 max_plies: int, epsilon: float, threads: int = 1, bearoff: bool = False):
+                 max_plies: int, epsilon: float, threads: int = 1, bearoff: bool = False,
+                 move_filter: int = 0):
         # One thread each: several workers share a machine's cores, and the pool's network
         # calls are small enough that more threads mostly fight over them.
         set_threads(threads)
         self.net = net_from_config(net_config).eval()
         rng = np.random.default_rng(np.random.SeedSequence(seed))
         self.pool = SelfPlayPool(NetEvaluator(self.net, "cpu"), parallel_games, rng, lam=lam,
-                                 max_plies=max_plies, epsilon=epsilon, bearoff=bearoff)
+                                 max_plies=max_plies, epsilon=epsilon, bearoff=bearoff,
+                                 move_filter=move_filter)
         self.version: int | None = None
 
     def play(self, version: int, weights, games: int) -> TaskResult:
@@ -172,7 +174,7 @@ class WorkerGroup:
         T = cfg.train
         bearoff = T.bearoff
         self.args = (net_config, T.parallel_games, T.lam, T.max_plies, T.epsilon,
-                     settings["worker_threads"], bearoff)
+                     settings["worker_threads"], bearoff, T.move_filter)
         if bearoff:
             # Build (or check) the cached tables once here, so the workers only load them.
             from bgnet.bearoff import get_database

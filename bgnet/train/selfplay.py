@@ -23,6 +23,7 @@ from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import flip
+from bgnet.train.move_filter import MoveFilter, valued_equity
 
 
 @dataclass
@@ -86,12 +87,17 @@ class SelfPlayPool:
     the terminal target (see the module docstring). The evaluator's own ``bearoff`` switch, when
     it has one, is set to the same value, so that moves are chosen with the values learned from.
     ``self.bearoff_games`` counts the games ended that way.
+
+    ``move_filter``: when above 0, the net values in full only that many contact moves of each
+    position, the ones a linear readout of its first hidden layer ranks best
+    (:class:`bgnet.train.move_filter.MoveFilter`); 0 values every move.
     """
 
     def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
                  lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0,
-                 bearoff: bool = False):
+                 bearoff: bool = False, move_filter: int = 0):
         self.ev = evaluator
+        self.filter = MoveFilter(evaluator, move_filter) if move_filter else None
         self.bearoff = bool(bearoff)
         if hasattr(evaluator, "bearoff"):
             evaluator.bearoff = self.bearoff
@@ -137,8 +143,12 @@ class SelfPlayPool:
             self._need_value = False
         self.hist[idx, self.ply] = self.boards
         after, _, off = generate_batch(self.boards, self._dice())
-        probs = afterstates_of(self.ev, after, self.boards, parent_rows(off))  # for the mover
-        best = segment_argmax(money_equity(probs), off)
+        if self.filter is None:
+            probs = afterstates_of(self.ev, after, self.boards, parent_rows(off))  # for the mover
+            best = segment_argmax(money_equity(probs), off)
+        else:  # NaN rows: moves the filter ruled out
+            probs = self.filter.values(after, self.boards, off)
+            best = segment_argmax(valued_equity(probs), off)
         if self.epsilon > 0:
             explore = self.rng.random(n) < self.epsilon
             if explore.any():
@@ -147,6 +157,9 @@ class SelfPlayPool:
                 best = np.where(explore, pick, best)
         chosen = after[best]
         chosen_probs = probs[best]
+        unvalued = np.isnan(chosen_probs[:, 0])  # an exploring move the filter had ruled out
+        if unvalued.any():
+            chosen_probs[unvalued] = self.ev.afterstates(chosen[unvalued])
         results = game_results(chosen)
         self.ply += 1
         # The next position is the opponent on roll; its value is the flip of the mover's view.

@@ -50,7 +50,8 @@ class LocalSource:
 
         self.rng = rng
         self.pool = SelfPlayPool(NetEvaluator(net, device), train.parallel_games, rng, lam=train.lam,
-                                 max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff)
+                                 max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff,
+                                 move_filter=train.move_filter)
 
     def next_games(self, wanted: int) -> FinishedGames:
         return self.pool.step()

@@ -379,6 +379,100 @@ def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tba
     return -1
 
 
+@njit(cache=True, error_model="numpy")
+def _hidden_children(parents, parent_of, boards, rows, roll_row, act, tpt, tbar, toff, flags,
+                     extra, b1, out):
+    """The first hidden layer, after its activation ``act``, of boards ``rows`` (children of
+    ``parents[parent_of[k]]``, as :func:`_forward_children` takes them) into ``out[i]`` for
+    ``rows[i]``; returns the first invalid board's index or -1."""
+    n = rows.shape[0]
+    h = b1.shape[0]
+    base = np.empty((1, h), np.float32)
+    pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
+    feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
+    state = np.full(7, -1, np.int64)
+    for lo in range(0, n, _BLOCK):
+        m = min(n, lo + _BLOCK) - lo
+        cur = out[lo:lo + m]
+        bad = _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar,
+                                    toff, flags, extra, b1, cur, state, base, pfeat, feats)
+        if bad >= 0:
+            return bad
+        _activate_rows(cur, m, act)
+    return -1
+
+
+@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+def _top_of_segment(score, lo, hi, keep, picked):
+    """Marks in ``picked[lo:hi]`` the ``keep`` highest scores of ``score[lo:hi]`` (ties to the
+    earlier row), all of them when there are no more."""
+    if hi - lo <= keep:
+        picked[lo:hi] = True
+        return
+    order = np.argsort(-score[lo:hi], kind="mergesort")
+    for t in range(keep):
+        picked[lo + order[t]] = True
+
+
+@njit(cache=True, error_model="numpy")
+def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_row, acts, tpt,
+                       tbar, toff, flags, extra, b1, ws, bs, out, kept):
+    """The whole pass for the ``keep`` rows of each position that a readout ``w`` of the first
+    hidden layer scores highest. ``rows`` are contact rows, ascending, grouped by position: the
+    rows of position ``s`` are ``rows[starts[s]:starts[s + 1]]``. Positions go through in chunks
+    of whole positions of up to a block's rows, so that the hidden layer is made once and stays in
+    the cache: first layer, readout, choice, the rest of the net for the kept rows only. Their
+    probabilities go to ``out[row]`` and ``kept[row]`` is set; returns the first invalid board's
+    index or -1."""
+    h = b1.shape[0]
+    size = _BLOCK
+    for s in range(starts.shape[0] - 1):
+        size = max(size, starts[s + 1] - starts[s])
+    cur = np.empty((size, h), np.float32)
+    chosen = np.empty((size, h), np.float32)
+    which = np.empty(size, np.int64)
+    score = np.empty(size, np.float32)
+    picked = np.zeros(size, np.bool_)
+    base = np.empty((1, h), np.float32)
+    pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
+    feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
+    state = np.full(7, -1, np.int64)
+    n_seg = starts.shape[0] - 1
+    s0 = 0
+    while s0 < n_seg:
+        s1 = s0 + 1
+        while s1 < n_seg and starts[s1 + 1] - starts[s0] <= size:
+            s1 += 1
+        lo = starts[s0]
+        m = starts[s1] - lo
+        bad = _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar,
+                                    toff, flags, extra, b1, cur, state, base, pfeat, feats)
+        if bad >= 0:
+            return bad
+        _activate_rows(cur, m, acts[0])
+        for r in range(m):
+            t = np.float32(0.0)
+            for j in range(h):
+                t += cur[r, j] * w[j]
+            score[r] = t
+            picked[r] = False
+        for s in range(s0, s1):
+            _top_of_segment(score, starts[s] - lo, starts[s + 1] - lo, keep, picked)
+        nk = 0
+        for r in range(m):
+            if picked[r]:
+                chosen[nk] = cur[r]
+                which[nk] = rows[lo + r]
+                nk += 1
+        probs = np.empty((nk, 5), np.float32)
+        _probs_rows(_dense_layers(chosen[:nk], nk, acts[1:], ws, bs), nk, probs, 0)
+        for t in range(nk):
+            out[which[t]] = probs[t]
+            kept[which[t]] = True
+        s0 = s1
+    return -1
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def _forward_parallel(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
     """:func:`_forward_serial` with the blocks shared among numba's threads."""
@@ -576,6 +670,73 @@ class FastForward:
         True
         """
         return self._run_children(parents, parent_of, after, 0)
+
+    def hidden_children(self, parents: np.ndarray, parent_of: np.ndarray, after: np.ndarray,
+                        rows: np.ndarray) -> np.ndarray:
+        """The first hidden layer (after its activation) of the first sub-net, float32[len(rows),
+        H], for afterstates ``after[rows]``, from their positions as :meth:`swapped_children`
+        takes them. The rows must be ones the net routes to its first sub-net: contact positions
+        for a SplitValueNet."""
+        args = self._first_layer_args(parents, parent_of, after, rows)
+        out = np.empty((len(args[3]), args[-1].shape[0]), np.float32)
+        self._check_children(_hidden_children(*args, out), args[2])
+        return out
+
+    def filtered_children(self, parents: np.ndarray, parent_of: np.ndarray, after: np.ndarray,
+                          rows: np.ndarray, off: np.ndarray, weights: np.ndarray,
+                          keep: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`swapped_children` for the ``keep`` contact rows of each position that the
+        readout ``weights`` of the first hidden layer scores highest (ties to the earlier row).
+        ``rows``: the contact rows of ``after`` (ascending), whose positions' afterstates are
+        ``off[i]:off[i + 1]``. Returns (probabilities float32[len(after), 5], NaN where not
+        valued; which rows were valued). Each hidden layer is made once, in cache-sized chunks
+        of whole positions; a kept row's values equal :meth:`swapped_children`'s.
+
+        >>> from bgnet.engine.board import start_position
+        >>> from bgnet.engine.movegen import generate_batch
+        >>> from bgnet.nn.model import SplitValueNet
+        >>> fast = FastForward(SplitValueNet("extended", [8, 8], race_hidden=4))
+        >>> after, _, off = generate_batch(start_position()[None], np.array([[3, 1]], np.int8))
+        >>> parent_of = np.zeros(len(after), np.int64)
+        >>> probs, kept = fast.filtered_children(start_position()[None], parent_of, after,
+        ...                                      np.arange(len(after)), off, np.ones(8), 2)
+        >>> int(kept.sum()), bool(np.allclose(probs[kept], fast.swapped(after)[kept], atol=1e-6))
+        (2, True)
+        """
+        args = self._first_layer_args(parents, parent_of, after, rows)
+        parents, parent_of, after, rows = args[:4]
+        w = np.ascontiguousarray(weights, np.float32)
+        if w.shape != (args[-1].shape[0],):
+            raise ValueError(f"expected readout weights [{args[-1].shape[0]}]; got {w.shape}")
+        if int(keep) < 1:
+            raise ValueError(f"keep at least one row a position; got {keep}")
+        starts = np.searchsorted(rows, np.asarray(off, np.int64)).astype(np.int64)
+        acts, ws, bs, _, tables = self.prepared(0)
+        out = np.full((len(after), 5), np.nan, np.float32)
+        kept = np.zeros(len(after), np.bool_)
+        bad = _filtered_children(parents, parent_of, after, rows, starts, int(keep), w, 0, acts,
+                                 *tables, bs[0], ws[1:], bs[1:], out, kept)
+        self._check_children(bad, after)
+        return out, kept
+
+    def _first_layer_args(self, parents, parent_of, after, rows) -> tuple:
+        """The arguments of the compiled first-layer loops for the contact rows ``rows``."""
+        parents = np.ascontiguousarray(parents, np.int8).reshape(-1, 2, 25)
+        after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
+        parent_of = np.ascontiguousarray(parent_of, np.int64)
+        rows = np.ascontiguousarray(rows, np.int64)
+        if self.split and race_mask(after[rows]).any():
+            raise ValueError("the first sub-net takes contact rows only: a race goes to the race net")
+        acts, ws, bs, finite, tables = self.prepared(0)
+        if not finite:
+            raise ValueError("the net's first-layer weights are not finite (a diverged net)")
+        return (parents, parent_of, after, rows, 0, acts[0], *tables, bs[0])
+
+    @staticmethod
+    def _check_children(bad: int, boards: np.ndarray) -> None:
+        if bad >= 0:
+            raise ValueError(f"board {bad} is not a backgammon position (each side holds 0 to 15 "
+                             f"checkers): {boards[bad].tolist()}")
 
     def prepared(self, sub: int, weights: dict | None = None):
         """``(activation codes, weights, biases, finite, first-layer tables)`` of sub-net ``sub``

@@ -1,0 +1,142 @@
+"""Self-play's move filter (``train.move_filter``): the split forward pass it runs on, which moves
+it values, and self-play with it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bgnet.bots.evaluator import afterstates_of, parent_rows
+from bgnet.bots.net import NetEvaluator
+from bgnet.engine.movegen import generate_batch
+from bgnet.nn.encode import race_mask
+from bgnet.nn.fast import FastForward
+from bgnet.nn.model import SplitValueNet
+from bgnet.train import move_filter
+from bgnet.train.move_filter import MoveFilter
+from bgnet.train.selfplay import SelfPlayPool
+from tests.conftest import selfplay_positions
+
+
+def deep_net(seed: int = 0) -> SplitValueNet:
+    torch.manual_seed(seed)
+    net = SplitValueNet("extended", [32, 16], activation=["sigmoid", "relu"], race_hidden=8,
+                         race_activation="sigmoid")
+    with torch.no_grad():  # weights large enough that moves are told apart
+        for p in net.parameters():
+            p.mul_(3.0)
+    return net.eval()
+
+
+def afterstates_of_sample(seed: int, n: int):
+    picked = selfplay_positions(seed, n)
+    boards = np.stack([b for b, _, _ in picked])
+    dice = np.array([[d1, d2] for _, d1, d2 in picked], np.int8)
+    after, _, off = generate_batch(boards, dice)
+    return boards, after, off
+
+
+def test_the_hidden_layer_is_torchs():
+    net = deep_net()
+    fast = FastForward(net)
+    boards, after, off = afterstates_of_sample(1, 60)
+    parent_of = parent_rows(off)
+    contact = np.flatnonzero(~race_mask(after))
+    hidden = fast.hidden_children(boards, parent_of, after, contact)
+    assert hidden.shape == (len(contact), 32)
+    with torch.no_grad():  # the first layer as torch computes it
+        from bgnet.nn.encode import encode_afterstates
+
+        x = torch.from_numpy(encode_afterstates(after[contact], "extended"))
+        ref = torch.sigmoid(net.contact.body[0](x)).numpy()
+    np.testing.assert_allclose(hidden, ref, atol=1e-5)
+
+
+def test_filtered_children_keep_the_best_read_rows_valued_as_the_whole_pass():
+    net = deep_net()
+    fast = FastForward(net)
+    boards, after, off = afterstates_of_sample(1, 300)
+    parent_of = parent_rows(off)
+    contact = np.flatnonzero(~race_mask(after))
+    w = np.random.default_rng(0).standard_normal(32).astype(np.float32)
+    score = fast.hidden_children(boards, parent_of, after, contact) @ w
+    whole = fast.swapped_children(boards, parent_of, after)
+    probs, kept = fast.filtered_children(boards, parent_of, after, contact, off, w, 3)
+    assert not kept[race_mask(after)].any() and np.isnan(probs[~kept]).all()
+    np.testing.assert_array_equal(probs[kept], whole[kept])
+    for lo, hi in zip(off[:-1], off[1:]):
+        mine = (contact >= lo) & (contact < hi)
+        rows, sc = contact[mine], score[mine]
+        assert kept[rows].sum() == min(3, len(rows))
+        if len(rows) > 3:  # the kept rows score at least as high as every row left out
+            assert sc[kept[rows]].min() >= sc[~kept[rows]].max() - 1e-5
+
+
+def test_hidden_children_refuses_race_rows():
+    fast = FastForward(deep_net())
+    boards, after, off = afterstates_of_sample(2, 200)
+    races = np.flatnonzero(race_mask(after))
+    assert len(races)
+    with pytest.raises(ValueError, match="contact rows only"):
+        fast.hidden_children(boards, parent_rows(off), after, races[:3])
+    with pytest.raises(ValueError, match="contact rows only"):
+        fast.filtered_children(boards, parent_rows(off), after, races[:3], off, np.ones(32), 2)
+
+
+def test_the_filter_values_the_kept_moves_as_the_net_does_and_only_them():
+    net = deep_net()
+    ev = NetEvaluator(net, "cpu")
+    boards, after, off = afterstates_of_sample(3, 120)
+    full = afterstates_of(ev, after, boards, parent_rows(off))
+    mf = MoveFilter(ev, 3)
+    mf.values(after, boards, off)  # the first step fits the readout on a full evaluation
+    got = mf.values(after, boards, off)
+    valued = ~np.isnan(got[:, 0])
+    np.testing.assert_allclose(got[valued], full[valued], atol=1e-6)
+    is_race = race_mask(after)
+    assert valued[is_race].all()  # races are always valued
+    for lo, hi in zip(off[:-1], off[1:]):
+        contact = ~is_race[lo:hi]
+        assert valued[lo:hi][contact].sum() == min(3, contact.sum())
+    # With most moves ruled out the filter still mostly agrees with the net's own choice.
+    best_full = [lo + int(np.argmax(equity_rows(full[lo:hi]))) for lo, hi in zip(off[:-1], off[1:])]
+    assert np.mean(valued[best_full]) > 0.8
+
+
+def equity_rows(p):
+    return 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
+
+
+def test_keeping_every_move_plays_the_same_games():
+    """The filter refits every few steps and values the rest from the hidden layer: with room
+    for every move, the games, targets and values are those of the plain pool."""
+    net = deep_net(4)
+    plain = SelfPlayPool(NetEvaluator(net, "cpu"), 24, np.random.default_rng(5), bearoff=True)
+    filtered = SelfPlayPool(NetEvaluator(net, "cpu"), 24, np.random.default_rng(5), bearoff=True,
+                            move_filter=1000)
+    for _ in range(2 * move_filter.REFIT_EVERY + 3):
+        a, b = plain.step(), filtered.step()
+        np.testing.assert_array_equal(a.boards, b.boards)
+        np.testing.assert_allclose(a.targets, b.targets, atol=1e-6)
+    np.testing.assert_array_equal(plain.boards, filtered.boards)
+
+
+def test_a_filtered_pool_plays_whole_games_and_values_explored_moves():
+    net = deep_net(6)
+    pool = SelfPlayPool(NetEvaluator(net, "cpu"), 16, np.random.default_rng(7), bearoff=True,
+                        move_filter=2, epsilon=0.3)
+    finished = 0
+    for _ in range(400):
+        games = pool.step()
+        assert np.isfinite(games.targets).all()
+        finished += len(games.lengths)
+    assert finished > 16
+    assert np.isfinite(pool.values[np.arange(16), pool.ply]).all()
+
+
+def test_the_filter_needs_the_compiled_pass():
+    class Plain:
+        fast = None
+
+    with pytest.raises(ValueError, match="train.move_filter"):
+        MoveFilter(Plain(), 8)
