@@ -12,9 +12,10 @@ was not among the ``keep``.
 
 The readout is the least-squares fit (ridge) of the net's equity on its hidden layer, refitted
 every :data:`REFIT_EVERY` steps on a full evaluation of that step's contact afterstates, so it
-follows the net as it trains. Measured on the error-rate benchmark's contact decisions with the
-deep net at 8.8 M games, keeping 10 moves changed 0.7 % of its choices and added 0.08
-millipoints a decision; 8 moves 1.0 % and 0.12.
+follows the net as it trains. What it costs in play, on the error-rate benchmark's contact
+decisions with stage 8's net (``python3 benchmarks/bench_move_filter.py``): keeping 8 moves, the
+choice differs from the net's own in 0.74 % of decisions, +0.066 millipoints a decision (of
+5.79); 10 moves 0.55 % and +0.026; 6 moves 1.39 % and +0.089; 4 moves 3.2 % and +0.38.
 """
 from __future__ import annotations
 
