@@ -677,9 +677,13 @@ class FastForward:
         H], for afterstates ``after[rows]``, from their positions as :meth:`swapped_children`
         takes them. The rows must be ones the net routes to its first sub-net: contact positions
         for a SplitValueNet."""
-        args = self._first_layer_args(parents, parent_of, after, rows)
-        out = np.empty((len(args[3]), args[-1].shape[0]), np.float32)
-        self._check_children(_hidden_children(*args, out), args[2])
+        parents, parent_of, after, rows = self._family(parents, parent_of, after, rows)
+        acts, _, bs, tables = self._contact_net()
+        tpt, tbar, toff, flags, extra = tables
+        out = np.empty((len(rows), len(bs[0])), np.float32)
+        bad = _hidden_children(parents, parent_of, after, rows, 0, acts[0], tpt, tbar, toff, flags,
+                               extra, bs[0], out)
+        self._check_children(bad, after)
         return out
 
     def filtered_children(self, parents: np.ndarray, parent_of: np.ndarray, after: np.ndarray,
@@ -703,34 +707,39 @@ class FastForward:
         >>> int(kept.sum()), bool(np.allclose(probs[kept], fast.swapped(after)[kept], atol=1e-6))
         (2, True)
         """
-        args = self._first_layer_args(parents, parent_of, after, rows)
-        parents, parent_of, after, rows = args[:4]
+        parents, parent_of, after, rows = self._family(parents, parent_of, after, rows)
+        acts, ws, bs, tables = self._contact_net()
+        tpt, tbar, toff, flags, extra = tables
         w = np.ascontiguousarray(weights, np.float32)
-        if w.shape != (args[-1].shape[0],):
-            raise ValueError(f"expected readout weights [{args[-1].shape[0]}]; got {w.shape}")
+        if w.shape != (len(bs[0]),):
+            raise ValueError(f"expected readout weights [{len(bs[0])}]; got {w.shape}")
         if int(keep) < 1:
             raise ValueError(f"keep at least one row a position; got {keep}")
         starts = np.searchsorted(rows, np.asarray(off, np.int64)).astype(np.int64)
-        acts, ws, bs, _, tables = self.prepared(0)
         out = np.full((len(after), 5), np.nan, np.float32)
         kept = np.zeros(len(after), np.bool_)
         bad = _filtered_children(parents, parent_of, after, rows, starts, int(keep), w, 0, acts,
-                                 *tables, bs[0], ws[1:], bs[1:], out, kept)
+                                 tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], out, kept)
         self._check_children(bad, after)
         return out, kept
 
-    def _first_layer_args(self, parents, parent_of, after, rows) -> tuple:
-        """The arguments of the compiled first-layer loops for the contact rows ``rows``."""
+    def _family(self, parents, parent_of, after, rows) -> tuple:
+        """The arrays of the compiled first-layer loops, checked: ``rows`` of ``after`` must be
+        contact rows."""
         parents = np.ascontiguousarray(parents, np.int8).reshape(-1, 2, 25)
         after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
         parent_of = np.ascontiguousarray(parent_of, np.int64)
         rows = np.ascontiguousarray(rows, np.int64)
         if self.split and race_mask(after[rows]).any():
             raise ValueError("the first sub-net takes contact rows only: a race goes to the race net")
+        return parents, parent_of, after, rows
+
+    def _contact_net(self) -> tuple:
+        """(activation codes, weights, biases, first-layer tables) of the first sub-net."""
         acts, ws, bs, finite, tables = self.prepared(0)
         if not finite:
             raise ValueError("the net's first-layer weights are not finite (a diverged net)")
-        return (parents, parent_of, after, rows, 0, acts[0], *tables, bs[0])
+        return acts, ws, bs, tables
 
     @staticmethod
     def _check_children(bad: int, boards: np.ndarray) -> None:
