@@ -56,11 +56,10 @@ def training_rate(mode: str, games: int, device: str, parallel: int, threads: in
         return rate
 
 
-def inference_rate(games: int, device: str, parallel: int, net=None, move_filter: int = 0) -> float:
+def inference_rate(games: int, device: str, parallel: int, net=None) -> float:
     # A trained net: an untrained one plays aimless games several times longer than real ones.
     net = (net or ValueNet("tesauro", 80)).to(device)
-    pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0), bearoff=True,
-                        move_filter=move_filter)
+    pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0))
     warm = 0
     while warm < 200:  # compile every kernel (pool refills too) before timing
         warm += len(pool.step().results)

@@ -24,6 +24,7 @@ import argparse
 
 import numpy as np
 
+from bgnet.bots.evaluator import parent_rows
 from bgnet.bots.load import load_bot
 from bgnet.evaluate.er import PHASES, decision_losses, load_benchmark
 
@@ -74,7 +75,7 @@ def print_equity_fit(bot, bench) -> None:
     if ev is None or not hasattr(ev, "afterstates"):
         print("(not a net bot: no equity comparison)")
         return
-    rows_of = np.repeat(np.arange(len(bench)), np.diff(bench.offsets))
+    rows_of = parent_rows(bench.offsets)  # the decision of each move
     net = within_decision(equity(ev.afterstates(bench.after)).astype(np.float64), rows_of)
     ref = within_decision(bench.equity.astype(np.float64), rows_of)
     slope = float(np.dot(net, ref) / np.dot(ref, ref))

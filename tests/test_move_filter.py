@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
+from bgnet.bots.gnubg_bots import money_equity
 from bgnet.bots.net import NetEvaluator
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import race_mask
@@ -36,12 +37,17 @@ def afterstates_of_sample(seed: int, n: int):
     return boards, after, off
 
 
+def contact_sample(n: int):
+    """A deep net's compiled pass and the afterstates of ``n`` self-play positions: (fast,
+    positions, afterstates, offsets, parent of each afterstate, its contact rows)."""
+    fast = FastForward(deep_net())
+    boards, after, off = afterstates_of_sample(1, n)
+    return fast, boards, after, off, parent_rows(off), np.flatnonzero(~race_mask(after))
+
+
 def test_the_hidden_layer_is_torchs():
-    net = deep_net()
-    fast = FastForward(net)
-    boards, after, off = afterstates_of_sample(1, 60)
-    parent_of = parent_rows(off)
-    contact = np.flatnonzero(~race_mask(after))
+    fast, boards, after, off, parent_of, contact = contact_sample(60)
+    net = fast.net
     hidden = fast.hidden_children(boards, parent_of, after, contact)
     assert hidden.shape == (len(contact), 32)
     with torch.no_grad():  # the first layer as torch computes it
@@ -53,11 +59,7 @@ def test_the_hidden_layer_is_torchs():
 
 
 def test_filtered_children_keep_the_best_read_rows_valued_as_the_whole_pass():
-    net = deep_net()
-    fast = FastForward(net)
-    boards, after, off = afterstates_of_sample(1, 300)
-    parent_of = parent_rows(off)
-    contact = np.flatnonzero(~race_mask(after))
+    fast, boards, after, off, parent_of, contact = contact_sample(300)
     w = np.random.default_rng(0).standard_normal(32).astype(np.float32)
     score = fast.hidden_children(boards, parent_of, after, contact) @ w
     whole = fast.swapped_children(boards, parent_of, after)
@@ -99,12 +101,8 @@ def test_the_filter_values_the_kept_moves_as_the_net_does_and_only_them():
         contact = ~is_race[lo:hi]
         assert valued[lo:hi][contact].sum() == min(3, contact.sum())
     # With most moves ruled out the filter still mostly agrees with the net's own choice.
-    best_full = [lo + int(np.argmax(equity_rows(full[lo:hi]))) for lo, hi in zip(off[:-1], off[1:])]
+    best_full = [lo + int(np.argmax(money_equity(full[lo:hi]))) for lo, hi in zip(off[:-1], off[1:])]
     assert np.mean(valued[best_full]) > 0.8
-
-
-def equity_rows(p):
-    return 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
 
 
 def test_keeping_every_move_plays_the_same_games():

@@ -157,9 +157,10 @@ class SelfPlayPool:
                 best = np.where(explore, pick, best)
         chosen = after[best]
         chosen_probs = probs[best]
-        unvalued = np.isnan(chosen_probs[:, 0])  # an exploring move the filter had ruled out
-        if unvalued.any():
-            chosen_probs[unvalued] = self.ev.afterstates(chosen[unvalued])
+        if self.filter is not None:
+            unvalued = np.isnan(chosen_probs[:, 0])  # an exploring move the filter ruled out
+            if unvalued.any():
+                chosen_probs[unvalued] = self.ev.afterstates(chosen[unvalued])
         results = game_results(chosen)
         self.ply += 1
         # The next position is the opponent on roll; its value is the flip of the mover's view.

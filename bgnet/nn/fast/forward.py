@@ -352,6 +352,17 @@ def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt
 
 
 @njit(cache=True, error_model="numpy")
+def _children_scratch(h, n_extra):
+    """The working arrays of :func:`_children_first_layer` for a first layer of ``h`` units:
+    the parent's first layer, its state (no parent yet), its features and a child's."""
+    base = np.empty((1, h), np.float32)
+    state = np.full(7, -1, np.int64)
+    pfeat = np.zeros((1, EXTRA_START + n_extra), np.float32)
+    feats = np.zeros((1, EXTRA_START + n_extra), np.float32)
+    return base, state, pfeat, feats
+
+
+@njit(cache=True, error_model="numpy")
 def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar, toff, flags,
                       extra, b1, ws, bs, out):
     """:func:`_forward_serial` through :func:`_children_first_layer` for boards ``rows`` (their
@@ -361,10 +372,7 @@ def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tba
     h = b1.shape[0]
     cur = np.empty((_BLOCK, h), np.float32)
     block_out = np.empty((_BLOCK, 5), np.float32)
-    base = np.empty((1, h), np.float32)
-    pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    state = np.full(7, -1, np.int64)
+    base, state, pfeat, feats = _children_scratch(h, extra.shape[0])
     for lo in range(0, n, _BLOCK):
         m = min(n, lo + _BLOCK) - lo
         bad = _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar,
@@ -387,10 +395,7 @@ def _hidden_children(parents, parent_of, boards, rows, roll_row, act, tpt, tbar,
     ``rows[i]``; returns the first invalid board's index or -1."""
     n = rows.shape[0]
     h = b1.shape[0]
-    base = np.empty((1, h), np.float32)
-    pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    state = np.full(7, -1, np.int64)
+    base, state, pfeat, feats = _children_scratch(h, extra.shape[0])
     for lo in range(0, n, _BLOCK):
         m = min(n, lo + _BLOCK) - lo
         cur = out[lo:lo + m]
@@ -433,10 +438,7 @@ def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_r
     which = np.empty(size, np.int64)
     score = np.empty(size, np.float32)
     picked = np.zeros(size, np.bool_)
-    base = np.empty((1, h), np.float32)
-    pfeat = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
-    state = np.full(7, -1, np.int64)
+    base, state, pfeat, feats = _children_scratch(h, extra.shape[0])
     n_seg = starts.shape[0] - 1
     s0 = 0
     while s0 < n_seg:
