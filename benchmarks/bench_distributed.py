@@ -8,12 +8,18 @@ all the while, on the same machine's cores as the workers.
     python3 benchmarks/bench_distributed.py                        # 1 and 2 workers
     python3 benchmarks/bench_distributed.py --workers 1 2 4 8 15 --games 100000 --device cuda
     python3 benchmarks/bench_distributed.py --games 4000 --set model=extended \
-        "model.hidden=[256,256]" "model.race_hidden=[64]"     # a deep net like stage 7's
+        "model.hidden=[256,256]" "model.race_hidden=[64]"     # a fresh net of stage 7's shape
+    python3 benchmarks/bench_distributed.py --net checkpoints/stage9/latest.pt --games 40000
+
+With ``--net`` every run resumes a copy of that checkpoint (its net, optimizer and settings) and
+trains ``--games`` more games: a trained net's games are shorter than a fresh one's, and its
+rate is what a training stage gets.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -29,19 +35,38 @@ from bgnet.train.loop import set_threads, train  # noqa: E402
 EXTRA: list[str] = []  # Hydra overrides from --set, applied to every run
 
 
-def config(**over):
+def overrides(**over) -> list[str]:
+    """The Hydra overrides of a timed run: --set's, then the run's own."""
+    return EXTRA + [f"{k}={v}" for k, v in over.items()]
+
+
+def config(over: list[str]):
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        return compose(config_name="train",
-                       overrides=EXTRA + [f"{k}={v}" for k, v in over.items()])
+        return compose(config_name="train", overrides=over)
 
 
-def run_config(a, workers: int, games: int):
-    return config(**{"distributed": "ray", "ray.workers": workers, "ray.games_per_task": a.games_per_task,
-                     "train.games": games, "train.parallel_games": a.parallel, "device": a.device,
-                     "train.checkpoint_every": 10**9, "eval.every": 0, "eval.final_games": 0,
-                     "progress": "false"})
+def common(a, run_dir: str) -> dict:
+    """Settings of every timed run in ``run_dir``: ``--games`` games, no evaluations or checkpoints,
+    resumed from a copy of ``--net`` when given."""
+    games, over = a.games, {}
+    if a.net:
+        from bgnet.nn.checkpoint import load_checkpoint
+
+        start = os.path.join(run_dir, "checkpoints", "latest.pt")
+        os.makedirs(os.path.dirname(start))
+        shutil.copyfile(a.net, start)
+        games += int(load_checkpoint(start)["games"])
+        over["resume"] = start
+    return {**over, "train.games": games, "train.parallel_games": a.parallel, "device": a.device,
+            "train.checkpoint_every": 10**9, "eval.every": 0, "eval.final_games": 0,
+            "progress": "false"}
+
+
+def ray_overrides(a, workers: int, run_dir: str) -> list[str]:
+    return overrides(**{"distributed": "ray", "ray.workers": workers,
+                        "ray.games_per_task": a.games_per_task, **common(a, run_dir)})
 
 
 def warm_up(parallel: int) -> None:
@@ -61,18 +86,18 @@ def distributed_rate(a, workers: int) -> tuple[float, float, float]:
 
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
-        s = train_distributed(run_config(a, workers, a.games), d, progress=False)
+        # The overrides say which keys were asked for: a resumed net keeps its own architecture.
+        over = ray_overrides(a, workers, d)
+        s = train_distributed(config(over), d, progress=False, overrides=over)
         return s["games_per_second"], s["seconds_to_first_result"], time.perf_counter() - t
 
 
 def single_rate(a) -> float:
-    cfg = config(**{"train.games": a.games, "train.parallel_games": a.parallel, "device": a.device,
-                    "train.checkpoint_every": 10**9, "eval.every": 0, "eval.final_games": 0,
-                    "progress": "false"})
+    """Games/s of the single-process trainer, from its first finished games on (as the Ray runs)."""
     with tempfile.TemporaryDirectory() as d:
-        t = time.perf_counter()
-        s = train(cfg, d, progress=False)
-        return s["games"] / (time.perf_counter() - t)
+        over = overrides(**common(a, d))
+        s = train(config(over), d, progress=False, overrides=over)
+        return s["games_per_second"]
 
 
 def main() -> int:
@@ -83,6 +108,7 @@ def main() -> int:
     ap.add_argument("--games-per-task", type=int, default=256)
     ap.add_argument("--device", default="cpu", help="the learner's device (workers play on CPU)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the single-process run")
+    ap.add_argument("--net", help="resume every run from a copy of this checkpoint (default: a fresh net)")
     ap.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
                     help="Hydra overrides for every run, e.g. model=extended (default: the 80-unit net)")
     a = ap.parse_args()
