@@ -153,10 +153,15 @@ def _grid(n: int = 1500, seed: int = 7) -> list[MatchContext]:
 
 def _gnubg_id(gnubg, ctx: MatchContext) -> str:
     """The Match ID GNU Backgammon's encoder writes for the same fields."""
-    ci = gnubg.cube_info(ctx.cube_value, ctx.cube_owner, ctx.player_on_roll, ctx.match_length,
-                         ctx.score, int(ctx.crawford), 0)
-    ci["jacoby"] = int(ctx.jacoby and ctx.is_money)  # gnubg's cube info has Jacoby off in matches
+    # cube_info() of a match looks the score up in gnubg's match equity table, which ends at 64
+    # points: the grid's longer matches (255, 32767) would read past it (a crash, depending on
+    # what lies there). So build a money cube and set the match fields, which match_id() only
+    # encodes, directly.
+    ci = gnubg.cube_info(ctx.cube_value, ctx.cube_owner, ctx.player_on_roll, 0, (0, 0), 0, 0)
+    ci["matchto"] = ctx.match_length
     ci["score"] = ctx.score  # cube_info() zeroes a money session's score; the program keeps it
+    ci["crawford"] = int(ctx.crawford)
+    ci["jacoby"] = int(ctx.jacoby and ctx.is_money)  # gnubg's cube info has Jacoby off in matches
     pi = gnubg.pos_info(ctx.turn, ctx.resignation, int(ctx.double_offered), ctx.game_state, ctx.dice)
     return gnubg.match_id(ci, pi)
 
