@@ -136,7 +136,10 @@ def main() -> int:
     finally:
         ray.shutdown()
     if not a.no_baseline:
-        print(f"single process (loop.train): {single_rate(a):8.0f} games/s")
+        single = single_rate(a)
+        best = max(rates, key=lambda w: rates[w])
+        print(f"single process (loop.train): {single:8.0f} games/s  ({best} Ray worker(s): "
+              f"x{rates[best] / single:.2f} of it)")
     return 0
 
 
