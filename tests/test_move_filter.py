@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
-from bgnet.bots.gnubg_bots import money_equity
 from bgnet.bots.net import NetEvaluator
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import race_mask
 from bgnet.nn.fast import FastForward
 from bgnet.nn.model import SplitValueNet
+from bgnet.nn.probs import equity as money_equity
 from bgnet.train import move_filter
 from bgnet.train.move_filter import MoveFilter
 from bgnet.train.selfplay import SelfPlayPool
