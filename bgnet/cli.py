@@ -170,7 +170,7 @@ COMMANDS = {
     "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
     "rollout": (_cmd_rollout, "roll out a position or the candidate moves of a roll (--trials N)"),
     "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
-    "widen": (_cmd_widen, "widen a checkpoint's hidden layer, same function, to train on (--contact N)"),
+    "widen": (_cmd_widen, "widen a hidden layer of a checkpoint's net, same function, to train on (--contact N)"),
     "deepen": (_cmd_deepen, "insert an identity hidden layer into a checkpoint to train on (--after K)"),
     "plot": (_cmd_plot, "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }

@@ -45,10 +45,9 @@ function by about that much; the default, 0, keeps it exactly.
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from bgnet.errors import BadArgument
-from bgnet.nn.model import SplitValueNet, ValueNet
+from bgnet.nn.model import SplitValueNet, ValueNet, dense_layers
 
 # Hidden activations whose outputs are never negative: the new layer needs no more units.
 NONNEGATIVE = ("sigmoid", "relu")
@@ -93,7 +92,7 @@ def deepen(net: ValueNet, after: int | None = None, width: int | None = None,
     hidden = net.hidden[:after] + [width] + net.hidden[after:]
     acts = net.activations[:after] + [activation] + net.activations[after:]
     deep = ValueNet(net.encoding, hidden, acts)
-    old, new = _linears(net), _linears(deep)
+    old, new = dense_layers(net), dense_layers(deep)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for k, layer in enumerate(old):
@@ -156,11 +155,6 @@ def _check(net, after, width, activation, noise) -> int:
     if not noise >= 0.0:
         raise BadArgument(f"--noise must be 0 or more; got {noise}")
     return after
-
-
-def _linears(net: ValueNet) -> list[nn.Linear]:
-    """The net's dense layers in order, the head last."""
-    return [m for m in net.body if isinstance(m, nn.Linear)] + [net.head]
 
 
 def _identity(h: int, width: int, need: int) -> torch.Tensor:

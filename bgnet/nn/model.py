@@ -259,6 +259,11 @@ class SplitValueNet(nn.Module):
 _ACTIVATION_NAMES = {cls: name for name, cls in ACTIVATIONS.items()}
 
 
+def dense_layers(net: ValueNet) -> list[nn.Linear]:
+    """The net's dense layers in order: one per hidden layer, then the head."""
+    return [m for m in net.body if isinstance(m, nn.Linear)] + [net.head]
+
+
 def net_layout(net: nn.Module) -> dict:
     """The layout (see :mod:`bgnet.nn.layout`) of a :class:`ValueNet` or :class:`SplitValueNet`,
     read from its modules as they are, with the weights named by their ``state_dict`` keys.

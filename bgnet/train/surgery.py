@@ -47,19 +47,22 @@ def _common(p: argparse.ArgumentParser, noise: float) -> None:
 
 
 def widen_main(argv: list[str]) -> int:
-    """``bgnet widen CKPT OUT --contact N [--race M] [--noise X] [--seed S]``."""
+    """``bgnet widen CKPT OUT --contact N [--layer K] [--race M] [--noise X] [--seed S]``."""
     p = ArgumentParser(
         prog="bgnet widen",
-        description="Widen a trained net's hidden layer (one-hidden-layer nets): the new units copy "
-                    "existing ones and share their outgoing weights, so the wider net computes the "
-                    "same function (up to --noise); resume training from OUT.",
+        description="Widen one hidden layer of a trained net: the new units copy existing ones and "
+                    "share their outgoing weights, so the wider net computes the same function "
+                    "(up to --noise); resume training from OUT.",
         examples=("bgnet widen runs/my-run/checkpoints/latest.pt wide.pt --contact 256",
+                  "bgnet widen deep.pt wider.pt --contact 512 --layer 2 --noise 0.001",
                   "bgnet train resume=wide.pt train.games=200000"))
     _common(p, noise=1e-3)
     p.add_argument("--contact", type=_units_arg, required=True, metavar="N",
-                   help="hidden units of the net (a split net's contact net) after widening")
+                   help="units of the widened layer of the net (a split net's contact net)")
+    p.add_argument("--layer", type=_units_arg, default=1, metavar="K",
+                   help="which hidden layer of that net to widen, counted from 1 (default 1)")
     p.add_argument("--race", type=_units_arg, default=None, metavar="M",
-                   help="hidden units of a split net's race net (default: unchanged)")
+                   help="units of a split net's race net's first layer (default: unchanged)")
     a = p.parse_args(argv)
     from bgnet.nn.checkpoint import load_net
     from bgnet.nn.model import SplitValueNet, ValueNet
@@ -68,12 +71,12 @@ def widen_main(argv: list[str]) -> int:
     net, data = load_net(a.checkpoint)
     wide: ValueNet | SplitValueNet
     if isinstance(net, SplitValueNet):
-        wide = widen_split(net, a.contact, a.race, a.noise, a.seed)
+        wide = widen_split(net, a.contact, a.race, a.noise, a.seed, a.layer)
     elif a.race is not None:
         raise BadArgument(f"--race applies to a split net; {a.checkpoint} holds one net "
                           "(give --contact only)")
     else:
-        wide = widen(net, a.contact, a.noise, a.seed)
+        wide = widen(net, a.contact, a.noise, a.seed, a.layer)
     _write(a.checkpoint, a.out, net, wide, data)
     return 0
 
