@@ -105,6 +105,8 @@ def test_widen_refuses_what_it_cannot_do():
         widen(ValueNet("tesauro", [8, 8]), 16, layer=3)
     with pytest.raises(BadArgument, match="not one of them"):
         widen(ValueNet("tesauro", [8, 8]), 16, layer=0)
+    with pytest.raises(ValueError, match="share one encoding"):
+        SplitValueNet.of(ValueNet("tesauro", 4), ValueNet("extended", 4))
 
 
 @pytest.mark.parametrize("net,args,code,words", [

@@ -129,11 +129,7 @@ def deepen_split(net: SplitValueNet, which: str = "both", after: int | None = No
         contact = deepen(contact, after, width, activation, noise, seed)
     if which in ("race", "both"):
         race = deepen(race, after, width, activation, noise, seed + 1)
-    out = SplitValueNet(net.encoding, contact.hidden, contact.activation,
-                        race_hidden=race.hidden, race_activation=race.activation)
-    out.contact.load_state_dict(contact.state_dict())
-    out.race.load_state_dict(race.state_dict())
-    return out
+    return SplitValueNet.of(contact, race)
 
 
 def _check(net, after, width, activation, noise) -> int:

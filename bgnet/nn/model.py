@@ -243,6 +243,17 @@ class SplitValueNet(nn.Module):
         return {"type": "SplitValueNet", "contact": self.contact.config(), "race": self.race.config()}
 
     @classmethod
+    def of(cls, contact: ValueNet, race: ValueNet) -> SplitValueNet:
+        """A split net holding copies of the weights of ``contact`` and ``race`` (one encoding)."""
+        if contact.encoding != race.encoding:
+            raise ValueError("the contact and race nets of a SplitValueNet must share one encoding")
+        out = cls(contact.encoding, contact.hidden, contact.activation, race_hidden=race.hidden,
+                  race_activation=race.activation)
+        out.contact.load_state_dict(contact.state_dict())
+        out.race.load_state_dict(race.state_dict())
+        return out
+
+    @classmethod
     def from_config(cls, cfg: dict) -> SplitValueNet:
         if cfg.get("type", "SplitValueNet") != "SplitValueNet":
             raise ValueError(f"config describes a {cfg.get('type')}, not a SplitValueNet")

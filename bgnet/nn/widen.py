@@ -50,40 +50,25 @@ def widen(net: ValueNet, hidden: int, noise: float = 1e-3, seed: int = 0,
     widths = list(net.hidden)
     widths[layer - 1] = hidden
     wide = ValueNet(net.encoding, widths, net.activation)
-    wide.load_state_dict(_resized(net, wide))
-    grown, reader = dense_layers(wide)[layer - 1], dense_layers(wide)[layer]
-    was, was_read = dense_layers(net)[layer - 1], dense_layers(net)[layer]
     with torch.no_grad():
-        w = was.weight[source].clone()
-        w[old:] += noise * torch.randn(w[old:].shape, generator=gen)
-        grown.weight.copy_(w)
-        grown.bias.copy_(was.bias[source])
-        reader.weight.copy_(was_read.weight[:, source] / share[source])
-        reader.bias.copy_(was_read.bias)
+        for k, (was, now) in enumerate(zip(dense_layers(net), dense_layers(wide))):
+            if k == layer - 1:  # the widened layer: its units, then the copies
+                w = was.weight[source].clone()
+                w[old:] += noise * torch.randn(w[old:].shape, generator=gen)
+                now.weight.copy_(w)
+                now.bias.copy_(was.bias[source])
+            elif k == layer:  # its reader: each copy takes its share of the unit's weights
+                now.weight.copy_(was.weight[:, source] / share[source])
+                now.bias.copy_(was.bias)
+            else:
+                now.load_state_dict(was.state_dict())
     return wide
-
-
-def _resized(net: ValueNet, wide: ValueNet) -> dict[str, torch.Tensor]:
-    """``net``'s weights where their shapes fit ``wide``, ``wide``'s own where they do not (the
-    widened layer and its reader, which :func:`widen` then fills)."""
-    theirs = wide.state_dict()
-    return {k: v if v.shape == theirs[k].shape else theirs[k] for k, v in net.state_dict().items()}
 
 
 def widen_split(net: SplitValueNet, contact_hidden: int, race_hidden: int | None = None,
                 noise: float = 1e-3, seed: int = 0, layer: int = 1) -> SplitValueNet:
     """A :class:`SplitValueNet` with hidden layer ``layer`` of its contact net widened to
     ``contact_hidden`` units and, when ``race_hidden`` is given, the race net's first layer."""
-    out = SplitValueNet(net.encoding, net.contact.hidden, net.contact.activation,
-                        race_hidden=net.race.hidden, race_activation=net.race.activation)
-    out.contact = widen(net.contact, contact_hidden, noise, seed, layer)
-    out.race = (widen(net.race, race_hidden, noise, seed + 1) if race_hidden is not None
-                else _copy(net.race))
-    return out
-
-
-def _copy(net: ValueNet) -> ValueNet:
-    """An independent copy of ``net`` (same weights)."""
-    twin = ValueNet(net.encoding, net.hidden, net.activation)
-    twin.load_state_dict(net.state_dict())
-    return twin
+    contact = widen(net.contact, contact_hidden, noise, seed, layer)
+    race = net.race if race_hidden is None else widen(net.race, race_hidden, noise, seed + 1)
+    return SplitValueNet.of(contact, race)
