@@ -146,6 +146,12 @@ def _cmd_widen(argv: list[str]) -> int:
     return widen_main(argv)
 
 
+def _cmd_distill(argv: list[str]) -> int:
+    from bgnet.train.distill import distill_main
+
+    return distill_main(argv)
+
+
 def _cmd_deepen(argv: list[str]) -> int:
     from bgnet.train.surgery import deepen_main
 
@@ -172,6 +178,7 @@ COMMANDS = {
     "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
     "widen": (_cmd_widen, "widen a hidden layer of a checkpoint's net, same function, to train on (--contact N)"),
     "deepen": (_cmd_deepen, "insert an identity hidden layer into a checkpoint to train on (--after K)"),
+    "distill": (_cmd_distill, "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
     "plot": (_cmd_plot, "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }
 

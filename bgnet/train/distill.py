@@ -1,0 +1,273 @@
+"""Teach a net to choose at 0-ply as its own 1-ply search does (``bgnet distill``).
+
+TD(λ) self-play trains only the afterstates the net chooses: a 0-ply error is a wrong order
+among a position's best moves, and the net never learns about the moves it did not play. Here
+every close candidate of a decision is valued by the net's 1-ply search (the opponent's 21 rolls,
+each answered by its best reply at 0-ply, averaged) and the net is fitted to those values:
+
+1. decisions (a position and a roll) come from self-play of the net at 0-ply;
+2. a contact decision with two or more candidates (the 0-ply best ``keep`` within ``margin``
+   equity of the best, the filter of the bot's own search) gives one sample per candidate: the
+   afterstate as a position with the opponent on roll, and its 1-ply probabilities;
+3. the net is fitted to the samples (fresh Adam, ``epochs`` passes), a held-out tenth of the
+   decisions telling how often the net's 0-ply choice among the candidates is the 1-ply one.
+
+The 1-ply values come from a fixed copy of the net (the teacher), so a round of distillation
+moves the net toward a target that does not move with it. Decisions are drawn in ``workers``
+processes; the samples can be kept in an ``.npz`` file and fitted again without redrawing.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bgnet.engine.board import game_results, race_mask, start_position
+from bgnet.engine.movegen import generate_batch
+
+
+@dataclass
+class Samples:
+    """Training samples of distillation, grouped by decision."""
+    boards: np.ndarray  # int8[S, 2, 25]: a candidate afterstate as a position, opponent on roll
+    targets: np.ndarray  # float32[S, 5]: its 1-ply probabilities, for the side on roll
+    decision: np.ndarray  # int64[S]: which decision the sample is a candidate of (0, 1, ...)
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    @property
+    def decisions(self) -> int:
+        """How many decisions the samples come from."""
+        return len(np.unique(self.decision))
+
+    def save(self, path: str | Path) -> None:
+        np.savez(path, boards=self.boards, targets=self.targets, decision=self.decision)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Samples:
+        with np.load(path, allow_pickle=False) as f:  # plain arrays only: nothing to run
+            return cls(f["boards"].astype(np.int8), f["targets"].astype(np.float32),
+                       f["decision"].astype(np.int64))
+
+    @classmethod
+    def concat(cls, parts: list[Samples]) -> Samples:
+        shift, decision = 0, []
+        for p in parts:
+            decision.append(p.decision + shift)
+            shift += int(p.decision.max()) + 1 if len(p) else 0
+        return cls(np.concatenate([p.boards for p in parts]), np.concatenate([p.targets for p in parts]),
+                   np.concatenate(decision))
+
+
+def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` contact decisions (positions on roll, dice) met by ``bot`` playing itself at 0-ply
+    in ``games`` games at once; a finished game starts again from the opening position."""
+    boards = np.repeat(start_position()[None], games, axis=0)
+    fresh = np.ones(games, bool)
+    got_b, got_d, total = [], [], 0
+    while total < n:
+        dice = rng.integers(1, 7, size=(games, 2))
+        while (doubles := fresh & (dice[:, 0] == dice[:, 1])).any():  # no double opens a game
+            dice[doubles] = rng.integers(1, 7, size=(int(doubles.sum()), 2))
+        contact = ~race_mask(boards)
+        got_b.append(boards[contact].copy())
+        got_d.append(dice[contact].copy())
+        total += int(contact.sum())
+        after, _ = bot.choose_moves(boards, dice, ply=0)
+        boards = np.ascontiguousarray(after[:, ::-1])  # the opponent on roll
+        fresh = game_results(after) > 0
+        boards[fresh] = start_position()
+    return np.concatenate(got_b)[:n], np.concatenate(got_d)[:n]
+
+
+def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, margin: float) -> Samples:
+    """The candidates of each decision valued at 1-ply by ``bot`` (see the module's docstring);
+    a decision with a single candidate gives nothing."""
+    from bgnet.bots.evaluator import afterstates_of, parent_rows
+    from bgnet.nn.probs import equity
+
+    after, _, off = generate_batch(np.ascontiguousarray(boards, np.int8), np.ascontiguousarray(dice, np.int64))
+    eq = equity(afterstates_of(bot.eval, after, boards, parent_rows(off)))
+    rows, owner, k = [], [], 0
+    for i in range(len(boards)):
+        lo, hi = off[i], off[i + 1]
+        order = lo + np.argsort(-eq[lo:hi], kind="stable")[:keep]
+        cand = order[eq[order] >= eq[order[0]] - margin]
+        if len(cand) > 1:
+            rows.append(cand)
+            owner.append(np.full(len(cand), k))
+            k += 1
+    if not rows:
+        return Samples(np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32), np.zeros(0, np.int64))
+    pos = np.ascontiguousarray(after[np.concatenate(rows)][:, ::-1])
+    live = game_results(pos) == 0  # a contact move cannot end the game; kept for safety
+    targets = bot.evaluate(pos[live], ply=1).astype(np.float32)
+    return Samples(pos[live], targets, np.concatenate(owner)[live])
+
+
+_TEACHER = None  # a drawing process's bot, loaded once by _load_teacher
+
+
+def _load_teacher(checkpoint: str) -> None:
+    global _TEACHER
+    import torch
+
+    from bgnet.bots.net import NetBot
+    from bgnet.nn.checkpoint import load_net
+
+    torch.set_num_threads(1)
+    _TEACHER = NetBot(load_net(checkpoint)[0])
+
+
+def _draw_chunk(job: tuple[int, int, float, int]) -> Samples:
+    n, keep, margin, seed = job
+    boards, dice = self_play_decisions(_TEACHER, n, np.random.default_rng(seed))
+    return candidate_samples(_TEACHER, boards, dice, keep, margin)
+
+
+def draw_samples(checkpoint: str, decisions: int, keep: int = 5, margin: float = 0.16, workers: int = 1,
+                 seed: int = 0, chunk: int = 2048, progress: bool = True) -> Samples:
+    """Decisions drawn by self-play of the checkpoint's net in chunks of ``chunk`` (each its own
+    games and dice), their candidates valued at 1-ply, in ``workers`` processes."""
+    from tqdm import tqdm
+
+    sizes = [min(chunk, decisions - lo) for lo in range(0, decisions, chunk)]
+    jobs = [(n, keep, margin, seed * 1_000_003 + k) for k, n in enumerate(sizes)]
+    bar = tqdm(total=decisions, unit="decision", disable=not progress, smoothing=0.1)
+    parts: list[Samples] = []
+    results: Iterator[Samples]
+    if workers == 1:
+        _load_teacher(checkpoint)
+        results = map(_draw_chunk, jobs)
+    else:
+        pool = mp.get_context("spawn").Pool(workers, _load_teacher, (checkpoint,))
+        results = pool.imap(_draw_chunk, jobs)
+    try:
+        for n, part in zip(sizes, results):
+            parts.append(part)
+            bar.update(n)
+    finally:
+        bar.close()
+        if workers > 1:
+            pool.terminate()
+    return Samples.concat(parts)
+
+
+def choice_agreement(net, samples: Samples) -> float:
+    """How often the net's 0-ply favourite among each decision's candidates is the 1-ply one."""
+    from bgnet.bots.torch_eval import NetEvaluator
+    from bgnet.nn.probs import equity, flip
+
+    mine = equity(flip(NetEvaluator(net).positions(samples.boards)))  # the mover's equity
+    theirs = equity(flip(samples.targets))
+    starts = np.flatnonzero(np.r_[True, np.diff(samples.decision) != 0])
+    a = np.maximum.reduceat(mine, starts) == mine[_first_best(theirs, starts)]
+    return float(a.mean()) if len(a) else float("nan")
+
+
+def _first_best(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    ends = np.r_[starts[1:], len(values)]
+    return np.array([s + int(np.argmax(values[s:e])) for s, e in zip(starts, ends)], np.int64)
+
+
+def split(samples: Samples, held_out: float, rng: np.random.Generator) -> tuple[Samples, Samples]:
+    """Samples of a random ``held_out`` share of the decisions apart from the rest."""
+    test = rng.random(samples.decisions) < held_out
+    t = test[samples.decision]
+    keep = np.flatnonzero(~t)
+    held = np.flatnonzero(t)
+    return (Samples(samples.boards[keep], samples.targets[keep], samples.decision[keep]),
+            Samples(samples.boards[held], samples.targets[held], samples.decision[held]))
+
+
+def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_size: int,
+        rng: np.random.Generator, log=print) -> None:
+    """Fit ``net`` to the samples with a fresh Adam, reporting the held-out agreement each pass."""
+    import torch
+
+    from bgnet.train.learn import Learner
+
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    learner = Learner(net, opt, "mse", "cpu", fast_cpu=True)
+    log(f"before: 0-ply choice agrees with 1-ply on {choice_agreement(net, held):.1%} of "
+        f"{held.decisions} held-out decisions")
+    for epoch in range(epochs):
+        t0, losses = time.time(), []
+        net.train()
+        perm = rng.permutation(len(samples))
+        for lo in range(0, len(perm), batch_size):
+            sel = perm[lo:lo + batch_size]
+            losses.append(learner.update(samples.boards[sel], samples.targets[sel]))
+        net.eval()
+        log(f"pass {epoch + 1}/{epochs}: loss {np.mean(losses):.5f}, agreement "
+            f"{choice_agreement(net, held):.1%} ({time.time() - t0:.0f} s)")
+
+
+def _positive(kind, what: str):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{what} must be above 0; got {text!r}")
+        return value
+    return parse
+
+
+def distill_main(argv: list[str]) -> int:
+    """``bgnet distill CKPT OUT --decisions N [--data FILE.npz] [--epochs E] [--lr X] ...``."""
+    from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
+
+    p = ArgumentParser(
+        prog="bgnet distill",
+        description="Fit a checkpoint's net to its own 1-ply values of every close candidate of "
+                    "self-play decisions, so that it chooses at 0-ply as it would at 1-ply; "
+                    "resume training from OUT.",
+        examples=("bgnet distill runs/my-run/checkpoints/latest.pt distilled.pt --decisions 200000 --workers 2",
+                  "bgnet distill latest.pt distilled.pt --decisions 200000 --data samples.npz --epochs 3"))
+    p.add_argument("checkpoint", help="the trained checkpoint (.pt): the teacher and the start")
+    p.add_argument("out", type=output_file_arg, help="the checkpoint to write, in an existing folder")
+    p.add_argument("--decisions", type=_positive(int, "--decisions"), default=100_000,
+                   help="self-play contact decisions to draw (default 100000)")
+    p.add_argument("--data", metavar="FILE.npz", default=None,
+                   help="samples to fit: read from FILE when it exists, otherwise drawn and kept there")
+    p.add_argument("--keep", type=_positive(int, "--keep"), default=5,
+                   help="candidates of a decision: the 0-ply best KEEP (default 5) ...")
+    p.add_argument("--margin", type=_positive(float, "--margin"), default=0.16,
+                   help="... within MARGIN equity of the best (default 0.16)")
+    p.add_argument("--epochs", type=_positive(int, "--epochs"), default=2, help="passes over the samples (default 2)")
+    p.add_argument("--lr", type=_positive(float, "--lr"), default=1e-5, help="Adam's rate (default 1e-5)")
+    p.add_argument("--batch-size", type=_positive(int, "--batch-size"), default=64, help="minibatch (default 64)")
+    p.add_argument("--workers", type=_positive(int, "--workers"), default=1,
+                   help="processes drawing the decisions (default 1)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice and the passes (default 0)")
+    a = p.parse_args(argv)
+    import torch
+
+    from bgnet.nn.checkpoint import load_net, save_checkpoint
+
+    net, data = load_net(a.checkpoint)  # first: a bad checkpoint is refused before any work
+    if a.data and Path(a.data).exists():
+        samples = Samples.load(a.data)
+        print(f"{len(samples)} samples of {samples.decisions} decisions read from {a.data}")
+    else:
+        t0 = time.time()
+        samples = draw_samples(a.checkpoint, a.decisions, a.keep, a.margin, a.workers, a.seed)
+        print(f"{a.decisions} decisions drawn, {samples.decisions} with two or more candidates: "
+              f"{len(samples)} samples valued at 1-ply ({time.time() - t0:.0f} s)")
+        if a.data:
+            samples.save(a.data)
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(a.seed)
+    train, held = split(samples, 0.1, rng)
+    fit(net, train, held, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size, rng=rng)
+    save_checkpoint(a.out, dict(data, net_state=net.state_dict(), optimizer_state=None))
+    print(f"wrote {a.out}; a run resumed from it starts a fresh optimizer")
+    return 0
