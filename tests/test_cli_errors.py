@@ -236,7 +236,7 @@ def test_too_many_checkers_on_a_point_is_an_error_line(connection):
 
 
 MY_VERBS = [["eval"], ["bench"], ["bench", "er"], ["tournament"], ["play"], ["serve-external"],
-            ["export"], ["widen"], ["deepen"], ["plot"], ["moves"], ["serve"], ["rollout"], ["analyze"]]
+            ["export"], ["widen"], ["deepen"], ["distill"], ["plot"], ["moves"], ["serve"], ["rollout"], ["analyze"]]
 
 
 @pytest.mark.parametrize("verb", MY_VERBS, ids=" ".join)
