@@ -106,7 +106,7 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
     if not rows:
         return Samples(np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32), np.zeros(0, np.int64))
     pos = np.ascontiguousarray(after[np.concatenate(rows)][:, ::-1])
-    live = game_results(pos) == 0  # a contact move cannot end the game; kept for safety
+    live = game_results(pos) == 0  # never false after a contact position: a finished game has no 1-ply value
     targets = bot.evaluate(pos[live], ply=1).astype(np.float32)
     return Samples(pos[live], targets, np.concatenate(owner)[live])
 
