@@ -94,7 +94,8 @@ def test_the_verb_writes_a_checkpoint_to_resume_and_reuses_its_samples(tmp_path,
     assert "read from" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args,code", [(["--decisions", "0"], 2), (["--lr", "-1"], 2), (["--keep", "x"], 2)])
+@pytest.mark.parametrize("args,code", [(["--decisions", "0"], 2), (["--lr", "-1"], 2), (["--keep", "x"], 2),
+                                       (["--data", "no/such/folder/s.npz"], 2)])
 def test_the_verb_refuses_bad_settings(tmp_path, args, code):
     assert main(["distill", str(tmp_path / "none.pt"), str(tmp_path / "o.pt"), *args]) == code
 

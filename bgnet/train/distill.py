@@ -224,6 +224,7 @@ def _positive(kind, what: str):
 def distill_main(argv: list[str]) -> int:
     """``bgnet distill CKPT OUT --decisions N [--data FILE.npz] [--epochs E] [--lr X] ...``."""
     from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
+    from bgnet.errors import BadArgument
 
     p = ArgumentParser(
         prog="bgnet distill",
@@ -249,6 +250,11 @@ def distill_main(argv: list[str]) -> int:
                    help="processes drawing the decisions (default 1)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice and the passes (default 0)")
     a = p.parse_args(argv)
+    if a.data and not Path(a.data).exists():
+        try:  # checked before the long draw, so that its samples have somewhere to go
+            output_file_arg(a.data)
+        except argparse.ArgumentTypeError as e:
+            raise BadArgument(f"--data: {e}") from None
     import torch
 
     from bgnet.nn.checkpoint import load_net, save_checkpoint
