@@ -105,6 +105,20 @@ def device_arg(text: str) -> str:
     return text
 
 
+def positive_arg(kind, what: str):
+    """An argument type: ``kind`` (int or float) of ``text``, above 0 and finite, else an error
+    naming ``what``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{what} must be above 0; got {text!r}")
+        return value
+    return parse
+
+
 def output_file_arg(text: str) -> str:
     """A file to write at the end of a verb's work, checked at the start so that no work is lost:
     its folder must exist and be writable, and it must not be a folder itself."""

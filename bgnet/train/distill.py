@@ -209,21 +209,9 @@ def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_s
             f"{choice_agreement(net, held):.1%} ({time.time() - t0:.0f} s)")
 
 
-def _positive(kind, what: str):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = 0
-        if not value > 0 or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"{what} must be above 0; got {text!r}")
-        return value
-    return parse
-
-
 def distill_main(argv: list[str]) -> int:
     """``bgnet distill CKPT OUT --decisions N [--data FILE.npz] [--epochs E] [--lr X] ...``."""
-    from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
+    from bgnet.arguments import ArgumentParser, output_file_arg, positive_arg, seed_arg
     from bgnet.errors import BadArgument
 
     p = ArgumentParser(
@@ -235,18 +223,19 @@ def distill_main(argv: list[str]) -> int:
                   "bgnet distill latest.pt distilled.pt --decisions 200000 --data samples.npz --epochs 3"))
     p.add_argument("checkpoint", help="the trained checkpoint (.pt): the teacher and the start")
     p.add_argument("out", type=output_file_arg, help="the checkpoint to write, in an existing folder")
-    p.add_argument("--decisions", type=_positive(int, "--decisions"), default=100_000,
+    p.add_argument("--decisions", type=positive_arg(int, "--decisions"), default=100_000,
                    help="self-play contact decisions to draw (default 100000)")
     p.add_argument("--data", metavar="FILE.npz", default=None,
                    help="samples to fit: read from FILE when it exists, otherwise drawn and kept there")
-    p.add_argument("--keep", type=_positive(int, "--keep"), default=5,
+    p.add_argument("--keep", type=positive_arg(int, "--keep"), default=5,
                    help="candidates of a decision: the 0-ply best KEEP (default 5) ...")
-    p.add_argument("--margin", type=_positive(float, "--margin"), default=0.16,
+    p.add_argument("--margin", type=positive_arg(float, "--margin"), default=0.16,
                    help="... within MARGIN equity of the best (default 0.16)")
-    p.add_argument("--epochs", type=_positive(int, "--epochs"), default=2, help="passes over the samples (default 2)")
-    p.add_argument("--lr", type=_positive(float, "--lr"), default=1e-5, help="Adam's rate (default 1e-5)")
-    p.add_argument("--batch-size", type=_positive(int, "--batch-size"), default=64, help="minibatch (default 64)")
-    p.add_argument("--workers", type=_positive(int, "--workers"), default=1,
+    p.add_argument("--epochs", type=positive_arg(int, "--epochs"), default=2,
+                   help="passes over the samples (default 2)")
+    p.add_argument("--lr", type=positive_arg(float, "--lr"), default=1e-5, help="Adam's rate (default 1e-5)")
+    p.add_argument("--batch-size", type=positive_arg(int, "--batch-size"), default=64, help="minibatch (default 64)")
+    p.add_argument("--workers", type=positive_arg(int, "--workers"), default=1,
                    help="processes drawing the decisions (default 1)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice and the passes (default 0)")
     a = p.parse_args(argv)
