@@ -55,6 +55,24 @@ def test_worker_plays_games_with_the_weights_it_is_given():
     assert len(w.play(1, [None], 2).games.results) >= 2
 
 
+def test_worker_mixes_its_targets_with_the_one_ply_values_of_the_net_it_played_with():
+    """With train.search_target the worker, not the learner, searches: the same dice give the same
+    games, and each target is the λ-return mixed with the position's 1-ply value by the weights
+    the task played with."""
+    from bgnet.train.learn import searcher_for
+
+    torch.manual_seed(3)
+    net = ValueNet("tesauro", 8)
+    args = dict(parallel_games=8, lam=0.7, max_plies=1000, epsilon=0.0, bearoff=True)
+    plain = SelfPlayWorker(net.config(), [5, 0, 0, 0], **args).play(0, net.state_dict(), 3).games
+    mixed = SelfPlayWorker(net.config(), [5, 0, 0, 0], search_target=0.25, **args).play(
+        0, net.state_dict(), 3).games
+    assert np.array_equal(plain.boards, mixed.boards) and np.array_equal(plain.results, mixed.results)
+    ply1 = searcher_for(net.eval(), "cpu", bearoff=True).evaluate(plain.boards, ply=1)
+    assert np.allclose(mixed.targets, 0.75 * plain.targets + 0.25 * ply1, atol=1e-5)
+    assert not np.allclose(mixed.targets, plain.targets, atol=1e-3)
+
+
 def test_ray_settings_defaults_and_errors():
     s = ray_settings(config())
     assert s["address"] is None and s["workers"] >= 1 and s["kill_worker_after_tasks"] is None
@@ -130,7 +148,8 @@ def test_resume_continues_from_the_checkpoint(killed_run, tmp_path):
 @pytest.mark.slow
 def test_ray_and_local_runs_take_the_same_learning_step_on_the_same_games(local_ray, tmp_path):
     """The games a Ray run received, replayed through the local loop with the same config, train
-    the very same weights, search targets included (train.search_target means the same on Ray)."""
+    the very same weights. With train.search_target the workers mixed the targets (the test
+    above), so the games carry them: the learner takes the same step from them either way."""
     from test_train import assert_same_weights, record_run, replay_run
 
     over = [*SHORT, "train.games=60", "ray.workers=1", "eval.final_games=0", "model.hidden=[12]",
@@ -140,7 +159,3 @@ def test_ray_and_local_runs_take_the_same_learning_step_on_the_same_games(local_
     _, by_local = replay_run(config(*over, "distributed=none"), tmp_path / "local", rec.batches)
     assert_same_weights(by_ray["net_state"], by_local["net_state"])
     assert by_ray["weights_version"] == by_local["weights_version"] == len(rec.versions)
-    # Without search targets the same games train other weights: the Ray run did use them.
-    _, plain = replay_run(config(*over, "distributed=none", "train.search_target=0"),
-                          tmp_path / "plain", rec.batches)
-    assert any(not torch.equal(plain["net_state"][k], v) for k, v in by_ray["net_state"].items())

@@ -6,7 +6,9 @@ the one loop of :mod:`bgnet.train.loop`, so every option means what it means in 
 The learner is this process. It keeps one self-play task in flight on each of ``ray.workers``
 Ray actors (:class:`SelfPlayWorker`). Every worker has a CPU copy of the net and a
 :class:`~bgnet.train.selfplay.SelfPlayPool`; a task plays until ``ray.games_per_task`` games have
-finished and returns their positions with their λ-returns. After each round of learning the new
+finished and returns their positions with their targets (λ-returns, mixed with their 1-ply
+values by the worker itself when ``train.search_target`` > 0, so that the search runs on every
+worker at once). After each round of learning the new
 weights are published once (``ray.put``) and every task submitted afterwards plays with them.
 
 Faults: a worker that dies (killed, out of memory, its machine gone) fails its task with a
@@ -30,7 +32,7 @@ from omegaconf import DictConfig
 from bgnet.bots.net import NetEvaluator
 from bgnet.nn.model import SplitValueNet, ValueNet, net_from_config
 from bgnet.train.config import ConfigError, RunConfig, load_config
-from bgnet.train.learn import concat_games, set_threads
+from bgnet.train.learn import concat_games, searcher_for, set_threads, with_search_targets
 from bgnet.train.selfplay import FinishedGames, SelfPlayPool
 
 # --------------------------------------------------------------------------------------------
@@ -42,7 +44,7 @@ class TaskResult:
     """What one self-play task sends back: the finished games and where they came from."""
     games: FinishedGames
     version: int  # weights version the task started with
-    seconds: float  # time spent playing
+    seconds: float  # time spent playing (and searching, with train.search_target)
     pid: int  # the worker's process (changes when a worker is replaced)
 
 
@@ -56,7 +58,7 @@ class SelfPlayWorker:
 
     def __init__(self, net_config: dict, seed: list[int], parallel_games: int, lam: float,
                  max_plies: int, epsilon: float, threads: int = 1, bearoff: bool = False,
-                 move_filter: int = 0):
+                 move_filter: int = 0, search_target: float = 0.0):
         # One thread each: several workers share a machine's cores, and the pool's network
         # calls are small enough that more threads mostly fight over them.
         set_threads(threads)
@@ -65,6 +67,8 @@ class SelfPlayWorker:
         self.pool = SelfPlayPool(NetEvaluator(self.net, "cpu"), parallel_games, rng, lam=lam,
                                  max_plies=max_plies, epsilon=epsilon, bearoff=bearoff,
                                  move_filter=move_filter)
+        self.search_weight = search_target
+        self.searcher = searcher_for(self.net, "cpu", bearoff) if search_target else None
         self.version: int | None = None
 
     def play(self, version: int, weights, games: int) -> TaskResult:
@@ -84,7 +88,8 @@ class SelfPlayWorker:
             if len(fin.results):
                 parts.append(fin)
                 done += len(fin.results)
-        return TaskResult(concat_games(parts), version, time.perf_counter() - t, os.getpid())
+        played = with_search_targets(concat_games(parts), self.searcher, self.search_weight)
+        return TaskResult(played, version, time.perf_counter() - t, os.getpid())
 
     def _load(self, version: int, weights) -> None:
         if version == self.version:
@@ -174,7 +179,7 @@ class WorkerGroup:
         T = cfg.train
         bearoff = T.bearoff
         self.args = (net_config, T.parallel_games, T.lam, T.max_plies, T.epsilon,
-                     settings["worker_threads"], bearoff, T.move_filter)
+                     settings["worker_threads"], bearoff, T.move_filter, T.search_target)
         if bearoff:
             # Build (or check) the cached tables once here, so the workers only load them.
             from bgnet.bearoff import get_database

@@ -1,14 +1,18 @@
 """The learning step of batched TD(λ), the same whichever source played the games.
 
 A round of learning takes the finished games gathered since the last round (positions with their
-λ-returns), optionally mixes each target with the position's 1-ply value (``train.search_target``),
-then makes ``train.epochs`` passes over them in shuffled minibatches of ``train.batch_size``.
+targets) and makes ``train.epochs`` passes over them in shuffled minibatches of
+``train.batch_size``. The targets are λ-returns, each mixed with the position's 1-ply value when
+``train.search_target`` > 0: the source that played the games mixes them
+(:func:`with_search_targets`), with the weights that played, so that the costly search runs
+wherever self-play runs (every Ray worker at once) rather than in the learner alone.
 :func:`learn_step` is that round; the run loop (:mod:`bgnet.train.loop`) calls it for local and
 Ray self-play alike. The minibatch order comes from the learner's own generator, never from the
 dice, so the same games give the same step wherever they were played.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -78,8 +82,25 @@ def search_targets(bot: NetBot, boards: np.ndarray, returns: np.ndarray, weight:
     does); the λ-return keeps the target tied to real outcomes. ``weight`` 0 gives the λ-returns,
     1 the 1-ply values alone. It costs one 1-ply evaluation (about 400 afterstates) per position.
     """
-    ply1 = bot.evaluate(boards, ply=1)
+    if not weight:
+        return returns
+    # In slices: a position's 1-ply looks at some 400 afterstates, each encoded before its call.
+    ply1 = np.concatenate([bot.evaluate(boards[lo:lo + SEARCH_SLICE], ply=1)
+                           for lo in range(0, len(boards), SEARCH_SLICE)])
     return ((1.0 - weight) * returns + weight * ply1).astype(np.float32)
+
+
+SEARCH_SLICE = 512  # positions per 1-ply call of search_targets
+
+
+def with_search_targets(games: FinishedGames, searcher: NetBot | None, weight: float) -> FinishedGames:
+    """``games`` with every target mixed with its position's 1-ply value by ``searcher``
+    (:func:`search_targets`; ``weight`` 0 returns ``games`` as they are)."""
+    if not weight or not len(games.boards):
+        return games
+    if searcher is None:
+        raise ValueError("search targets need a searcher (a 1-ply NetBot over the playing net)")
+    return dataclasses.replace(games, targets=search_targets(searcher, games.boards, games.targets, weight))
 
 
 def weight_norm(net: torch.nn.Module) -> float:
@@ -122,8 +143,9 @@ class Learner:
 
 
 def searcher_for(net: torch.nn.Module, device: str, bearoff: bool) -> NetBot:
-    """The 1-ply bot that computes search targets; it values bear-off positions as self-play
-    does (``bearoff``), so that its targets agree with the λ-returns they are mixed with."""
+    """The 1-ply bot that computes search targets over ``net`` (the net a source plays with); it
+    values bear-off positions as self-play does (``bearoff``), so that its targets agree with the
+    λ-returns they are mixed with."""
     from bgnet.bots.net import NetEvaluator
 
     ev = NetEvaluator(net, device)
@@ -133,20 +155,11 @@ def searcher_for(net: torch.nn.Module, device: str, bearoff: bool) -> NetBot:
 
 
 def learn_step(learner: Learner, games: FinishedGames, *, lr: float, epochs: int, batch_size: int,
-               rng: np.random.Generator, search_weight: float = 0.0,
-               searcher: NetBot | None = None) -> list[float]:
+               rng: np.random.Generator) -> list[float]:
     """One round of learning on ``games`` at learning rate ``lr``; returns the minibatch losses.
-
-    With ``search_weight`` > 0 the targets are first mixed with the 1-ply values of ``searcher``
-    (:func:`search_targets`). The net is left in eval mode, ready to play.
-    """
+    The net is left in eval mode, ready to play."""
     net = learner.net
     boards, targets = games.boards, games.targets
-    if search_weight:
-        if searcher is None:
-            raise ValueError("search targets need a searcher (a 1-ply NetBot over the net being trained)")
-        net.eval()
-        targets = search_targets(searcher, boards, targets, search_weight)
     net.train()
     for g in learner.opt.param_groups:
         g["lr"] = lr

@@ -43,8 +43,6 @@ from bgnet.train.learn import (
     learn_step,
     learning_rate,
     resolve_device,
-    search_targets,  # noqa: F401  (still importable from here)
-    searcher_for,
     set_threads,
     weight_norm,
 )
@@ -320,7 +318,6 @@ class Trainer:
         """Games from the source; a round of learning once the buffer is full."""
         T = self.cfg.train
         learner = Learner(self.net, self.opt, T.loss, self.device, fast_cpu=T.fast_cpu)
-        searcher = searcher_for(self.net, self.device, T.bearoff) if T.search_target else None
         buffer: list[FinishedGames] = []
         buffered = 0
 
@@ -334,8 +331,7 @@ class Trainer:
             losses: list[float] = []
             if buffered >= T.buffer_positions:
                 losses = learn_step(learner, concat_games(buffer), lr=lr, epochs=T.epochs,
-                                    batch_size=T.batch_size, rng=self.rng,
-                                    search_weight=T.search_target, searcher=searcher)
+                                    batch_size=T.batch_size, rng=self.rng)
                 buffer, buffered = [], 0
                 self.version += 1
                 self.source.sync(self.net, self.version)

@@ -6,6 +6,10 @@ exist: :class:`LocalSource`, a :class:`~bgnet.train.selfplay.SelfPlayPool` in th
 playing with the very net being trained, and :class:`bgnet.train.distributed.RaySource`, the same
 pools on Ray actors. Everything else (config, resume, learning, logs, evaluations, checkpoints,
 summary) is the loop's, so every option means the same with either source.
+
+A source hands out positions with their targets: λ-returns, each mixed with the position's 1-ply
+value by the net that played it when ``train.search_target`` > 0
+(:func:`bgnet.train.learn.with_search_targets`).
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import numpy as np
 import torch
 
 from bgnet.train.config import TrainConfig
+from bgnet.train.learn import searcher_for, with_search_targets
 from bgnet.train.selfplay import FinishedGames, SelfPlayPool
 
 
@@ -52,9 +57,11 @@ class LocalSource:
         self.pool = SelfPlayPool(NetEvaluator(net, device), train.parallel_games, rng, lam=train.lam,
                                  max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff,
                                  move_filter=train.move_filter)
+        self.search_weight = train.search_target
+        self.searcher = searcher_for(net, device, train.bearoff) if train.search_target else None
 
     def next_games(self, wanted: int) -> FinishedGames:
-        return self.pool.step()
+        return with_search_targets(self.pool.step(), self.searcher, self.search_weight)
 
     def sync(self, net: torch.nn.Module, version: int) -> None:
         pass  # the pool's evaluator reads the trained weights in place
