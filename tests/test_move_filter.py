@@ -132,6 +132,33 @@ def test_a_filtered_pool_plays_whole_games_and_values_explored_moves():
     assert np.isfinite(pool.values[np.arange(16), pool.ply]).all()
 
 
+def test_the_filtered_one_ply_search_is_the_net_bots_with_room_for_every_move():
+    """Under search targets: with room for every move the filtered 1-ply values are NetBot's (the
+    first call fits the readout on a full evaluation, the second runs the filtered pass); keeping
+    two moves a roll the values stay close, never above the full search's best reply by more
+    than rounding, since the filter only takes replies away."""
+    from bgnet.bots.net import NetBot
+    from bgnet.engine.sampling import sample_positions
+
+    net = deep_net(8)
+    boards, _ = sample_positions(40, seed=9)
+    exact = NetBot(NetEvaluator(net, "cpu"), ply=1).evaluate(boards)
+    wide = move_filter.FilteredOnePly(NetEvaluator(net, "cpu"), 1000)
+    for _ in range(2):
+        np.testing.assert_allclose(wide.evaluate(boards), exact, atol=1e-5)
+    narrow = move_filter.FilteredOnePly(NetEvaluator(net, "cpu"), 2)
+    narrow.evaluate(boards)
+    got = narrow.evaluate(boards)
+    assert np.all(money_equity(got) <= money_equity(exact) + 1e-5)
+    assert np.abs(money_equity(got) - money_equity(exact)).mean() < 0.05
+    assert not np.allclose(got, exact, atol=1e-4)  # some best replies were ruled out
+    with pytest.raises(ValueError, match="1 ply"):
+        narrow.evaluate(boards, ply=2)
+    from bgnet.train.learn import searcher_for  # what a source searches with, the filter on
+
+    assert isinstance(searcher_for(net, "cpu", True, move_filter=8), move_filter.FilteredOnePly)
+
+
 def test_the_filter_needs_the_compiled_pass():
     class Plain:
         fast = None

@@ -68,7 +68,7 @@ class SelfPlayWorker:
                                  max_plies=max_plies, epsilon=epsilon, bearoff=bearoff,
                                  move_filter=move_filter)
         self.search_weight = search_target
-        self.searcher = searcher_for(self.net, "cpu", bearoff) if search_target else None
+        self.searcher = searcher_for(self.net, "cpu", bearoff, move_filter) if search_target else None
         self.version: int | None = None
 
     def play(self, version: int, weights, games: int) -> TaskResult:

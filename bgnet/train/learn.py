@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -73,7 +74,15 @@ def learning_rate(optim: OptimConfig, games: int, total: int) -> float:
     return float(optim.lr + (optim.lr_final - optim.lr) * frac)
 
 
-def search_targets(bot: NetBot, boards: np.ndarray, returns: np.ndarray, weight: float) -> np.ndarray:
+class OnePly(Protocol):
+    """A 1-ply search of search targets: :class:`bgnet.bots.net.NetBot` or, with the move
+    filter, :class:`bgnet.train.move_filter.FilteredOnePly`."""
+
+    def evaluate(self, boards: np.ndarray, ply: int = ...) -> np.ndarray:
+        """Probabilities for the side on roll of each of ``boards``, at ``ply``."""
+
+
+def search_targets(bot: OnePly, boards: np.ndarray, returns: np.ndarray, weight: float) -> np.ndarray:
     """Mix each position's λ-return with its 1-ply value: the 21 rolls averaged, the side on roll
     playing its best move, judged by the net being trained.
 
@@ -93,13 +102,13 @@ def search_targets(bot: NetBot, boards: np.ndarray, returns: np.ndarray, weight:
 SEARCH_SLICE = 512  # positions per 1-ply call of search_targets
 
 
-def with_search_targets(games: FinishedGames, searcher: NetBot | None, weight: float) -> FinishedGames:
+def with_search_targets(games: FinishedGames, searcher: OnePly | None, weight: float) -> FinishedGames:
     """``games`` with every target mixed with its position's 1-ply value by ``searcher``
     (:func:`search_targets`; ``weight`` 0 returns ``games`` as they are)."""
     if not weight or not len(games.boards):
         return games
     if searcher is None:
-        raise ValueError("search targets need a searcher (a 1-ply NetBot over the playing net)")
+        raise ValueError("search targets need a searcher (a 1-ply search over the playing net)")
     return dataclasses.replace(games, targets=search_targets(searcher, games.boards, games.targets, weight))
 
 
@@ -142,15 +151,21 @@ class Learner:
         return float(loss.detach())
 
 
-def searcher_for(net: torch.nn.Module, device: str, bearoff: bool) -> NetBot:
-    """The 1-ply bot that computes search targets over ``net`` (the net a source plays with); it
-    values bear-off positions as self-play does (``bearoff``), so that its targets agree with the
-    λ-returns they are mixed with."""
+def searcher_for(net: torch.nn.Module, device: str, bearoff: bool, move_filter: int = 0) -> OnePly:
+    """The 1-ply search that computes search targets over ``net`` (the net a source plays with);
+    it values bear-off positions as self-play does (``bearoff``), so that its targets agree with
+    the λ-returns they are mixed with, and with ``move_filter`` above 0 each roll's reply is the
+    best of the moves the filter keeps, as in self-play
+    (:class:`bgnet.train.move_filter.FilteredOnePly`)."""
     from bgnet.bots.net import NetEvaluator
 
     ev = NetEvaluator(net, device)
     if hasattr(ev, "bearoff"):
         ev.bearoff = bool(bearoff)
+    if move_filter:
+        from bgnet.train.move_filter import FilteredOnePly
+
+        return FilteredOnePly(ev, move_filter)
     return NetBot(ev, ply=1)
 
 

@@ -16,6 +16,10 @@ follows the net as it trains. What it costs in play, on the error-rate benchmark
 decisions with stage 8's net (``python3 benchmarks/bench_move_filter.py``): keeping 8 moves, the
 choice differs from the net's own in 0.74 % of decisions, +0.066 millipoints a decision (of
 5.79); 10 moves 0.55 % and +0.026; 6 moves 1.39 % and +0.089; 4 moves 3.2 % and +0.38.
+
+:class:`FilteredOnePly` puts the same filter under a 1-ply search (the search targets of
+``train.search_target`` when ``train.move_filter`` is on): for each of the 21 rolls the side on
+roll plays the best of the moves the filter keeps.
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ import numpy as np
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.gnubg_bots import money_equity
+from bgnet.bots.simple import segment_argmax
+from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
 from bgnet.nn.encode import race_mask
 from bgnet.nn.probs import flip
 
@@ -93,3 +99,29 @@ def valued_equity(values: np.ndarray) -> np.ndarray:
     eq = money_equity(np.nan_to_num(values, nan=0.0))
     eq[np.isnan(values[:, 0])] = -np.inf
     return eq
+
+
+class FilteredOnePly:
+    """1-ply values with the move filter under them: for each position about to roll, the 21
+    rolls averaged, the side on roll playing the best (by the net) of the ``keep`` contact moves
+    of each roll that the readout ranks best. With ``keep`` at least the most legal moves a roll
+    has, these are :class:`bgnet.bots.net.NetBot`'s 1-ply values.
+
+    It has its own :class:`MoveFilter` (its own readout, refitted every :data:`REFIT_EVERY`
+    calls on a full evaluation), so a search never moves the readout of the self-play beside it.
+    """
+
+    def __init__(self, evaluator, keep: int):
+        self.filter = MoveFilter(evaluator, keep)
+
+    def evaluate(self, boards: np.ndarray, ply: int = 1) -> np.ndarray:
+        """Probabilities for the side on roll of each of ``boards``, at 1-ply (the only depth)."""
+        if ply != 1:
+            raise ValueError(f"the filtered search looks 1 ply ahead; got ply={ply}")
+        n = len(boards)
+        parents = np.repeat(np.ascontiguousarray(boards, np.int8), len(ROLLS), axis=0)
+        after, _, off = generate_batch(parents, np.tile(ROLLS, (n, 1)))
+        probs = self.filter.values(after, parents, off)
+        best = segment_argmax(valued_equity(probs), off)
+        w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
+        return (probs[best] * w).reshape(n, len(ROLLS), 5).sum(axis=1)

@@ -58,7 +58,8 @@ class LocalSource:
                                  max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff,
                                  move_filter=train.move_filter)
         self.search_weight = train.search_target
-        self.searcher = searcher_for(net, device, train.bearoff) if train.search_target else None
+        self.searcher = (searcher_for(net, device, train.bearoff, train.move_filter)
+                         if train.search_target else None)
 
     def next_games(self, wanted: int) -> FinishedGames:
         return with_search_targets(self.pool.step(), self.searcher, self.search_weight)
