@@ -7,13 +7,15 @@ import pytest
 import torch
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
-from bgnet.bots.net import NetEvaluator
+from bgnet.bots.net import NetBot, NetEvaluator
 from bgnet.engine.movegen import generate_batch
+from bgnet.engine.sampling import sample_positions
 from bgnet.nn.encode import race_mask
 from bgnet.nn.fast import FastForward
 from bgnet.nn.model import SplitValueNet
 from bgnet.nn.probs import equity as money_equity
 from bgnet.train import move_filter
+from bgnet.train.learn import searcher_for
 from bgnet.train.move_filter import MoveFilter
 from bgnet.train.selfplay import SelfPlayPool
 from tests.conftest import selfplay_positions
@@ -137,9 +139,6 @@ def test_the_filtered_one_ply_search_is_the_net_bots_with_room_for_every_move():
     first call fits the readout on a full evaluation, the second runs the filtered pass); keeping
     two moves a roll the values stay close, never above the full search's best reply by more
     than rounding, since the filter only takes replies away."""
-    from bgnet.bots.net import NetBot
-    from bgnet.engine.sampling import sample_positions
-
     net = deep_net(8)
     boards, _ = sample_positions(40, seed=9)
     exact = NetBot(NetEvaluator(net, "cpu"), ply=1).evaluate(boards)
@@ -154,8 +153,7 @@ def test_the_filtered_one_ply_search_is_the_net_bots_with_room_for_every_move():
     assert not np.allclose(got, exact, atol=1e-4)  # some best replies were ruled out
     with pytest.raises(ValueError, match="1 ply"):
         narrow.evaluate(boards, ply=2)
-    from bgnet.train.learn import searcher_for  # what a source searches with, the filter on
-
+    # What a source searches with when the filter is on.
     assert isinstance(searcher_for(net, "cpu", True, move_filter=8), move_filter.FilteredOnePly)
 
 

@@ -44,6 +44,23 @@ def __getattr__(name):
 
 
 
+def all_rolls(boards: np.ndarray):
+    """Every roll of every position: ``(parents, afterstates, offsets)``, the rows of position
+    ``n``'s roll ``ROLLS[r]`` at ``off[21 * n + r]:off[21 * n + r + 1]`` and ``parents`` each
+    position repeated once a roll (the position each segment's moves start from)."""
+    parents = np.repeat(np.ascontiguousarray(boards, np.int8), len(ROLLS), axis=0)
+    after, _, off = generate_batch(parents, np.tile(ROLLS, (len(boards), 1)))
+    return parents, after, off
+
+
+def mean_over_rolls(per_roll: np.ndarray) -> np.ndarray:
+    """Probabilities of each position's 21 rolls (rows ``21 * n + r``) averaged with the rolls'
+    chances: one row a position."""
+    n = len(per_roll) // len(ROLLS)
+    w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
+    return (per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1)
+
+
 def best_of_all_rolls(ev, boards: np.ndarray):
     """Every roll of every position about to roll, each side playing its best 0-ply move by
     ``ev``: ``(afterstates, the mover's probabilities of each, best)``, where
@@ -52,8 +69,7 @@ def best_of_all_rolls(ev, boards: np.ndarray):
     Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
     evaluated once, and each from its position's first layer where ``ev`` can
     (:func:`bgnet.bots.evaluator.afterstates_of`)."""
-    n = len(boards)
-    after, _, off = generate_batch(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (n, 1)))
+    _, after, off = all_rolls(boards)
     once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
     probs = afterstates_of(ev, after[once], boards, parent_rows(off, len(ROLLS))[once])[back]
     return after, probs, segment_argmax(money_equity(probs), off)
@@ -154,12 +170,9 @@ class NetBot(Bot):
     def _expected_over_rolls(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """For positions with the side on roll about to roll: probabilities averaged over the 21
         rolls, the side playing its best move (0-ply choice, valued at ``depth``)."""
-        n = len(boards)
         after, p0, best = best_of_all_rolls(self.eval, boards)
         chosen = after[best]
-        pv = p0[best] if depth == 0 else self._afterstate_value(chosen, depth)
-        w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
-        return (pv * w).reshape(n, len(ROLLS), 5).sum(axis=1)
+        return mean_over_rolls(p0[best] if depth == 0 else self._afterstate_value(chosen, depth))
 
     # -- move choice -----------------------------------------------------------------------
     def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None):

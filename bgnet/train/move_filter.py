@@ -27,8 +27,8 @@ import numpy as np
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.gnubg_bots import money_equity
+from bgnet.bots.net import all_rolls, mean_over_rolls
 from bgnet.bots.simple import segment_argmax
-from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
 from bgnet.nn.encode import race_mask
 from bgnet.nn.probs import flip
 
@@ -118,10 +118,6 @@ class FilteredOnePly:
         """Probabilities for the side on roll of each of ``boards``, at 1-ply (the only depth)."""
         if ply != 1:
             raise ValueError(f"the filtered search looks 1 ply ahead; got ply={ply}")
-        n = len(boards)
-        parents = np.repeat(np.ascontiguousarray(boards, np.int8), len(ROLLS), axis=0)
-        after, _, off = generate_batch(parents, np.tile(ROLLS, (n, 1)))
+        parents, after, off = all_rolls(boards)
         probs = self.filter.values(after, parents, off)
-        best = segment_argmax(valued_equity(probs), off)
-        w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
-        return (probs[best] * w).reshape(n, len(ROLLS), 5).sum(axis=1)
+        return mean_over_rolls(probs[segment_argmax(valued_equity(probs), off)])
