@@ -94,8 +94,9 @@ def test_float32_exp_sigmoid_and_tanh_are_accurate():
 # Forward
 
 
-@pytest.mark.parametrize("encoding", ["tesauro", "extended"])
-@pytest.mark.parametrize("hidden", [[80], [40, 24]])
+@pytest.mark.parametrize("encoding,hidden", [("tesauro", [80]), ("tesauro", [40, 24]),
+                                             ("extended", [80]), ("extended", [40, 24]),
+                                             ("contact", [40, 24])])
 def test_forward_matches_torch_on_positions_and_afterstates(encoding, hidden, boards, afterstates):
     net = varied_net(encoding, hidden)
     fast = FastForward(net)

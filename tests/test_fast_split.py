@@ -83,7 +83,8 @@ def test_forward_matches_torch(encoding, hidden, race_hidden, race_act, boards):
             assert_close_up_to_rounding(sub, ref[rows], net, data[rows], afterstates)
 
 
-@pytest.mark.parametrize("encoding,hidden", [("extended", [24]), ("extended", [16, 12]), ("tesauro", [20])])
+@pytest.mark.parametrize("encoding,hidden", [("extended", [24]), ("extended", [16, 12]), ("tesauro", [20]),
+                                             ("contact", [16, 12])])
 def test_children_pass_matches_torch_and_depends_only_on_row_and_parent(encoding, hidden):
     """FastForward.swapped_children (each afterstate's first layer started from its position's)
     agrees with torch to float32 rounding, on the afterstates of all 21 rolls of contact and race

@@ -160,7 +160,7 @@ def ref_extra(s, o) -> list[float]:
 def test_names_and_counts():
     assert num_features("tesauro") == 198 == ENCODINGS["tesauro"]
     assert num_features("extended") == EXTRA_START + 2 * EXTRA_PER_SIDE + 1
-    with pytest.raises(ValueError, match="extended, tesauro"):
+    with pytest.raises(ValueError, match="contact, extended, tesauro"):
         num_features("gnubg")
     with pytest.raises(ValueError, match="valid encodings"):
         encode(start_position()[None], "raw")

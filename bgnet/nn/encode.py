@@ -44,6 +44,24 @@ Encodings (name -> feature count in :data:`ENCODINGS`):
     The shared feature at 220 is the pip lead of the side on roll, (O pips - S pips) / 100. The
     race indicator is unit 196, the number borne off units 97 and 195.
 
+``"contact"`` (227)
+    The 221 ``"extended"`` inputs, then :data:`CONTACT_PER_SIDE` more contact features for the
+    side on roll (221..223) and the same for the opponent (224..226). Per side S:
+
+    ====  =================================================================================
+    +0    pip loss: over O's 36 rolls, the mean of the most pips one hit of a blot of S can
+          cost it (a checker on S's point p sent to the bar loses 25 - p pips; 0 for a roll
+          that hits nothing), / 24 (the rolls counted as for the shots, +2 above)
+    +1    containment: 1 - (the fewest escapes, as +8 counts them, of a lone checker of S on
+          any of its points 13..24, O's points in S's home board left out) / 36: how well O's
+          points hold a checker of S back, wherever S's checkers are
+    +2    contact left: the pips S must move until every checker of S is past O's rearmost
+          checker (on the bar, O's rearmost is behind all of S) / 167; 0 in a race
+    ====  =================================================================================
+
+    A net trained on ``"extended"`` grows into ``"contact"`` with the new inputs' weights at
+    zero (:func:`bgnet.nn.widen.grow_inputs`): the same function, to train on.
+
 The shot count applies the dice rules a hitter meets in practice (bar entry first, blocked
 landing points, doubles as four steps); it ignores the rare cases where a hitting play would break
 the rule that as many dice as possible must be played.
@@ -61,14 +79,16 @@ from numba import njit
 from bgnet.engine.board import game_results, race_mask  # noqa: F401  (re-exported)
 from bgnet.engine.board import race_of_sides as _race
 
-ENCODINGS = {"tesauro": 198, "extended": 221}
-_KIND = {"tesauro": 0, "extended": 1}
+ENCODINGS = {"tesauro": 198, "extended": 221, "contact": 227}
+_KIND = {"tesauro": 0, "extended": 1, "contact": 2}
 
 TESAURO_SIDE = 98  # units per side in the raw block
 RACE_UNIT = 196
 CAN_BEAR_OFF_UNIT = 197
 EXTRA_PER_SIDE = 11
 EXTRA_START = 198
+CONTACT_PER_SIDE = 3
+CONTACT_START = EXTRA_START + 2 * EXTRA_PER_SIDE + 1  # after the extended inputs' pip lead
 
 _ALL_POINTS = (1 << 24) - 1  # bits 0..23: the points of the board, no bar
 
@@ -81,6 +101,18 @@ def num_features(name: str) -> int:
     """
     _check_name(name)
     return ENCODINGS[name]
+
+
+def extends(name: str, base: str) -> bool:
+    """Whether the features of encoding ``name`` begin with all of ``base``'s, in order (each
+    encoding extends the ones before it: tesauro, extended, contact).
+
+    >>> extends("contact", "extended"), extends("extended", "contact")
+    (True, False)
+    """
+    _check_name(name)
+    _check_name(base)
+    return _KIND[base] <= _KIND[name]
 
 
 def _check_name(name) -> None:
@@ -146,17 +178,21 @@ def _encode_batch(boards, kind, roll_row, out):
         opp = boards[k, opp_row]
         out[k, RACE_UNIT] = 1.0 if _race(me, opp) else 0.0
         out[k, CAN_BEAR_OFF_UNIT] = 1.0 if _outside(me) == 0 else 0.0
-        if kind == 1:
+        if kind >= 1:
             _extra_features(me, opp, out, k)
 
 
 @njit(cache=True, inline="always")
 def _extra_features(me, opp, out, k):
     """Every extra feature of the view where ``me`` is on roll into ``out[k, EXTRA_START:]``: both
-    sides' (:func:`_extra_side`) and the pip lead."""
-    my_pips = _extra_side(me, opp, out, k, EXTRA_START)
-    opp_pips = _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
+    sides' (:func:`_extra_side`) and the pip lead, then, where ``out`` has room for them (the
+    ``"contact"`` encoding), both sides' contact features (:func:`_contact_side`)."""
+    my_pips, my_loss = _extra_side(me, opp, out, k, EXTRA_START)
+    opp_pips, opp_loss = _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
     out[k, EXTRA_START + 2 * EXTRA_PER_SIDE] = (opp_pips - my_pips) / 100.0
+    if out.shape[1] > CONTACT_START:
+        _contact_side(me, opp, my_loss, out, k, CONTACT_START)
+        _contact_side(opp, me, opp_loss, out, k, CONTACT_START + CONTACT_PER_SIDE)
 
 
 @njit(cache=True, inline="always")
@@ -194,7 +230,7 @@ def _pips(side):
 @njit(cache=True)
 def _extra_side(s, o, out, k, base):
     """The EXTRA_PER_SIDE features of side ``s`` against ``o`` (see the module docstring);
-    returns S's pip count."""
+    returns S's pip count and its pip loss summed over O's 36 rolls (:func:`_shots`)."""
     # Bit masks in S's numbering (bit i = S's point i + 1). O's checker on its index j sits on
     # S's index 23 - j, so O moves UP this numbering and enters from the bar onto bit d - 1.
     # The masks are built without branches: which points hold blots is as good as random, and
@@ -231,7 +267,7 @@ def _extra_side(s, o, out, k, base):
     pips += 25 * nbar
     out[k, base + 0] = pips / 167.0
     out[k, base + 1] = n_blots / 5.0
-    shots = _shots(o_here, o[24], ~made & _ALL_POINTS, blots) if n_blots > 0 else 0
+    shots, loss = _shots(o_here, o[24], ~made & _ALL_POINTS, blots) if n_blots > 0 else (0, 0)
     out[k, base + 2] = shots / 36.0
     length, prime_rear = _longest_prime(made)
     out[k, base + 3] = min(length, 6) / 6.0
@@ -242,68 +278,100 @@ def _extra_side(s, o, out, k, base):
     out[k, base + 8] = _escapes(rear, nbar, o_made) / 36.0
     out[k, base + 9] = (15 - outside) / 15.0
     out[k, base + 10] = cross / 30.0
-    return pips
+    return pips, loss
+
+
+@njit(cache=True)
+def _contact_side(s, o, loss, out, k, base):
+    """The CONTACT_PER_SIDE features of side ``s`` against ``o`` (see the module docstring);
+    ``loss``: S's pip loss summed over O's 36 rolls."""
+    o_made = np.int64(0)
+    for i in range(24):
+        o_made |= np.int64(o[23 - i] >= 2) << i
+    out[k, base + 0] = loss / (36.0 * 24.0)
+    # O's points in S's home board block nothing a containment is about: a checker that has
+    # come that far is home.
+    blocks = o_made & ~np.int64(0x3F)
+    fewest = 36
+    for start in range(12, 24):
+        fewest = min(fewest, _escapes(start, 0, blocks))
+    out[k, base + 1] = (36 - fewest) / 36.0
+    # O's rearmost checker on S's numbering: O's index j is S's 23 - j, O's bar (24) is -1.
+    o_rear = -2  # no checker of O left: no contact
+    for j in range(25):
+        o_rear = 23 - j if o[j] > 0 else o_rear
+    left = 0
+    if o_rear > -2:
+        for i in range(o_rear if o_rear > 0 else 0, 25):
+            left += s[i] * (i - o_rear + 1)
+    out[k, base + 2] = left / 167.0
 
 
 @njit(cache=True)
 def _shots(h, nbar, open_, blots):
-    """Rolls out of 36 with which the hitter (checkers ``h``, ``nbar`` on its bar, moving UP the
-    bit numbering, entering on bit die - 1) can hit a bit of ``blots``; ``open_`` = points it may
-    land on."""
+    """(rolls out of 36 with which the hitter (checkers ``h``, ``nbar`` on its bar, moving UP the
+    bit numbering, entering on bit die - 1) can hit a bit of ``blots``, the pips those rolls'
+    costliest hits take from the blots' owner summed over the 36); ``open_`` = points it may land
+    on. A blot on bit i (its owner's point i + 1) sent to the bar loses 24 - i pips, so each
+    roll's costliest hit is on its lowest hittable bit."""
     count = 0
+    loss = 0
     for d1 in range(1, 7):
         for d2 in range(d1, 7):
             if d1 == d2:
-                if _double_hits(h, nbar, open_, blots, d1):
-                    count += 1
-            elif _roll_hits(h, nbar, open_, blots, d1, d2):
-                count += 2
-    return count
+                hit = _double_hit_mask(h, nbar, open_, blots, d1)
+                ways = 1
+            else:
+                hit = _roll_hit_mask(h, nbar, open_, blots, d1, d2)
+                ways = 2
+            if hit:
+                count += ways
+                loss += ways * (24 - _popcount((hit & -hit) - 1))
+    return count, loss
 
 
 @njit(cache=True, inline="always")
-def _roll_hits(h, nbar, open_, blots, d1, d2):
+def _roll_hit_mask(h, nbar, open_, blots, d1, d2):
+    """The bits of ``blots`` that some play of the roll d1-d2 (not a double) hits."""
     if nbar == 0:
-        if ((h << d1) | (h << d2)) & blots:
-            return True  # direct
+        direct = ((h << d1) | (h << d2)) & blots
         # Indirect: one checker plays both dice, touching down on an open point in between.
-        return (((((h << d1) & open_) << d2) | (((h << d2) & open_) << d1)) & blots) != 0
+        return direct | (((((h << d1) & open_) << d2) | (((h << d2) & open_) << d1)) & blots)
     if nbar >= 2:
         # Both dice go to entering; only the entry points can be hit.
         entry = (np.int64(1) << (d1 - 1)) | (np.int64(1) << (d2 - 1))
-        return (entry & blots) != 0
+        return entry & blots
     # One on the bar: enter with one die, then any checker (the entered one too) plays the other.
+    hit = np.int64(0)
     for k in range(2):
         a = d1 if k == 0 else d2
         b = d2 if k == 0 else d1
         e = np.int64(1) << (a - 1)
         if e & open_:
-            if e & blots:
-                return True
-            if ((h | e) << b) & blots:
-                return True
-    return False
+            hit |= (e | ((h | e) << b)) & blots
+    return hit
 
 
 @njit(cache=True, inline="always")
-def _double_hits(h, nbar, open_, blots, d):
+def _double_hit_mask(h, nbar, open_, blots, d):
+    """The bits of ``blots`` that some play of the double d-d hits (each checker stepping d at
+    a time over open points, after the bar's checkers enter)."""
     steps = 4
     reach = h
+    hit = np.int64(0)
     if nbar > 0:
         e = np.int64(1) << (d - 1)
         if (e & open_) == 0:
-            return False  # cannot enter: no move at all
-        if e & blots:
-            return True
+            return hit  # cannot enter: no move at all
+        hit = e & blots
         steps = 4 - nbar
         reach = h | e
     for _ in range(steps):
         reach = (reach << d) & open_
-        if reach & blots:
-            return True
+        hit |= reach & blots
         if reach == 0:
             break
-    return False
+    return hit
 
 
 _REVERSED_BYTE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.int64)

@@ -15,6 +15,10 @@ training (exact copies would receive identical gradients forever).
 >>> x = torch.rand(4, net.num_inputs)
 >>> wide.hidden, bool(torch.allclose(wide(x), net(x), atol=1e-6))
 ([12], True)
+>>> grown = grow_inputs(net, "extended")  # Tesauro's inputs and the extended encoding's extras
+>>> x2 = torch.cat([x, torch.rand(4, 23)], dim=1)
+>>> grown.num_inputs, bool(torch.allclose(grown(x2), net(x), atol=1e-6))
+(221, True)
 >>> deep = ValueNet("tesauro", [8, 6], ["sigmoid", "relu"])
 >>> wider = widen(deep, 10, noise=0.0, layer=2)
 >>> wider.hidden, bool(torch.allclose(wider(x), deep(x), atol=1e-6))
@@ -25,6 +29,7 @@ from __future__ import annotations
 import torch
 
 from bgnet.errors import BadArgument
+from bgnet.nn.encode import ENCODINGS, extends
 from bgnet.nn.model import SplitValueNet, ValueNet, dense_layers
 
 
@@ -72,3 +77,32 @@ def widen_split(net: SplitValueNet, contact_hidden: int, race_hidden: int | None
     contact = widen(net.contact, contact_hidden, noise, seed, layer)
     race = net.race if race_hidden is None else widen(net.race, race_hidden, noise, seed + 1)
     return SplitValueNet.of(contact, race)
+
+
+def grow_inputs(net: ValueNet | SplitValueNet, encoding: str) -> ValueNet | SplitValueNet:
+    """A copy of ``net`` that reads ``encoding``, an encoding whose features begin with all of
+    the net's own (:func:`bgnet.nn.encode.extends`): the first layer's weights of the new
+    inputs start at zero, so it computes the same function until training moves them."""
+    if not isinstance(net, (ValueNet, SplitValueNet)):
+        raise BadArgument(f"grow_inputs works on a ValueNet or SplitValueNet; got {type(net).__name__}")
+    if encoding not in ENCODINGS:
+        raise BadArgument(f"unknown encoding {encoding!r}; valid encodings: {', '.join(sorted(ENCODINGS))}")
+    if not extends(encoding, net.encoding):
+        raise BadArgument(f"the {encoding!r} encoding does not begin with the net's own "
+                          f"{net.encoding!r} inputs, so the net cannot read it")
+    if isinstance(net, SplitValueNet):
+        return SplitValueNet.of(_grown(net.contact, encoding), _grown(net.race, encoding))
+    return _grown(net, encoding)
+
+
+def _grown(net: ValueNet, encoding: str) -> ValueNet:
+    grown = ValueNet(encoding, list(net.hidden), net.activation)
+    with torch.no_grad():
+        for k, (was, now) in enumerate(zip(dense_layers(net), dense_layers(grown))):
+            if k == 0:
+                now.weight.zero_()
+                now.weight[:, :net.num_inputs] = was.weight
+                now.bias.copy_(was.bias)
+            else:
+                now.load_state_dict(was.state_dict())
+    return grown

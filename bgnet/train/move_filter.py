@@ -47,8 +47,8 @@ class MoveFilter:
 
     def __init__(self, evaluator, keep: int):
         if getattr(evaluator, "fast", None) is None:
-            raise ValueError("train.move_filter needs the compiled forward pass (a CPU net of the "
-                             "tesauro or extended encoding); set train.move_filter=0")
+            raise ValueError("train.move_filter needs the compiled forward pass (a CPU net with "
+                             "sigmoid, tanh or relu hidden layers); set train.move_filter=0")
         if int(keep) < 1:
             raise ValueError(f"the move filter keeps at least one move; got {keep}")
         self.ev = evaluator

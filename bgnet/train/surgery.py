@@ -13,6 +13,7 @@ import argparse
 
 from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
 from bgnet.errors import BadArgument
+from bgnet.nn.encode import ENCODINGS
 
 DROPPED = ("the optimizer state is dropped (its shapes no longer fit the net): a run resumed "
            "from {out} starts a fresh optimizer")
@@ -47,36 +48,49 @@ def _common(p: argparse.ArgumentParser, noise: float) -> None:
 
 
 def widen_main(argv: list[str]) -> int:
-    """``bgnet widen CKPT OUT --contact N [--layer K] [--race M] [--noise X] [--seed S]``."""
+    """``bgnet widen CKPT OUT [--contact N [--layer K] [--race M]] [--encoding NAME] [--noise X]
+    [--seed S]``."""
     p = ArgumentParser(
         prog="bgnet widen",
         description="Widen one hidden layer of a trained net: the new units copy existing ones and "
                     "share their outgoing weights, so the wider net computes the same function "
-                    "(up to --noise); resume training from OUT.",
+                    "(up to --noise); or widen its inputs to an encoding that extends its own, "
+                    "the new inputs' weights at zero. Resume training from OUT.",
         examples=("bgnet widen runs/my-run/checkpoints/latest.pt wide.pt --contact 256",
                   "bgnet widen deep.pt wider.pt --contact 512 --layer 2 --noise 0.001",
+                  "bgnet widen latest.pt contact.pt --encoding contact",
                   "bgnet train resume=wide.pt train.games=200000"))
     _common(p, noise=1e-3)
-    p.add_argument("--contact", type=_units_arg, required=True, metavar="N",
+    p.add_argument("--contact", type=_units_arg, default=None, metavar="N",
                    help="units of the widened layer of the net (a split net's contact net)")
     p.add_argument("--layer", type=_units_arg, default=1, metavar="K",
                    help="which hidden layer of that net to widen, counted from 1 (default 1)")
     p.add_argument("--race", type=_units_arg, default=None, metavar="M",
                    help="units of a split net's race net's first layer (default: unchanged)")
+    p.add_argument("--encoding", choices=sorted(ENCODINGS), default=None,
+                   help="the input encoding to grow the net into (its features must begin with "
+                        "the net's own, e.g. extended -> contact)")
     a = p.parse_args(argv)
+    if a.contact is None and a.encoding is None:
+        p.error("say what to widen: --contact N (a hidden layer) or --encoding NAME (the inputs)")
     from bgnet.nn.checkpoint import load_net
     from bgnet.nn.model import SplitValueNet, ValueNet
-    from bgnet.nn.widen import widen, widen_split
+    from bgnet.nn.widen import grow_inputs, widen, widen_split
 
     net, data = load_net(a.checkpoint)
-    wide: ValueNet | SplitValueNet
-    if isinstance(net, SplitValueNet):
-        wide = widen_split(net, a.contact, a.race, a.noise, a.seed, a.layer)
+    wide: ValueNet | SplitValueNet = net
+    if a.encoding is not None:
+        wide = grow_inputs(net, a.encoding)
+    if a.contact is None:
+        if a.race is not None or a.layer != 1:
+            raise BadArgument("--layer and --race go with --contact N")
+    elif isinstance(wide, SplitValueNet):
+        wide = widen_split(wide, a.contact, a.race, a.noise, a.seed, a.layer)
     elif a.race is not None:
         raise BadArgument(f"--race applies to a split net; {a.checkpoint} holds one net "
                           "(give --contact only)")
     else:
-        wide = widen(net, a.contact, a.noise, a.seed, a.layer)
+        wide = widen(wide, a.contact, a.noise, a.seed, a.layer)
     _write(a.checkpoint, a.out, net, wide, data)
     return 0
 
@@ -132,6 +146,9 @@ def _write(src: str, out: str, old, new, data: dict) -> None:
     payload = dict(data, net_config=new.config(), net_state=new.state_dict(), optimizer_state=None)
     save_checkpoint(out, payload)
     print(f"{src} -> {out}: {_shape(old)} -> {_shape(new)}")
+    if new.encoding != old.encoding:
+        print(f"inputs: {old.encoding} ({old.num_inputs}) -> {new.encoding} ({new.num_inputs}), "
+              "the new ones' weights at zero")
     print(DROPPED.format(out=out))
 
 

@@ -6,7 +6,7 @@ weights. It runs a torch :class:`~bgnet.nn.model.ValueNet` or
 :class:`~bgnet.nn.model.SplitValueNet` (reading its parameters in place through numpy views, so
 it follows training without being rebuilt), or the weights of an exported bot found by their
 declared names (:meth:`FastForward.from_weights`: no torch needed). It covers layouts on the
-``tesauro`` and ``extended`` encodings whose sub-nets have one or more sigmoid, tanh or relu
+``tesauro``, ``extended`` and ``contact`` encodings whose sub-nets have one or more sigmoid, tanh or relu
 hidden layers (each layer its own); anything else stays on torch or onnxruntime: :func:`supports` and
 :func:`layout_unsupported` say which.
 
@@ -61,8 +61,8 @@ _SMALL = 16  # up to this many boards, a dense pass from encoded rows beats buil
 
 def layout_unsupported(layout: dict) -> str | None:
     """Why the compiled pass cannot run a (well-formed) layout, or None when it can."""
-    if layout["encoding"] not in ("tesauro", "extended"):
-        return f"encoding {layout['encoding']!r} (only tesauro and extended)"
+    if layout["encoding"] not in ENCODINGS:
+        return f"encoding {layout['encoding']!r} (only {', '.join(ENCODINGS)})"
     if layout["inputs"] != ENCODINGS[layout["encoding"]]:
         return f"{layout['inputs']} inputs for encoding {layout['encoding']!r}"
     for sub in layout["subnets"]:
@@ -77,7 +77,7 @@ def layout_unsupported(layout: dict) -> str | None:
 
 def supports(net) -> bool:
     """Whether :class:`FastForward` can run this torch network: a CPU float32 ValueNet on the
-    tesauro or extended encoding, with one or more sigmoid, tanh or relu hidden layers, or a
+    tesauro, extended or contact encoding, with one or more sigmoid, tanh or relu hidden layers, or a
     SplitValueNet whose contact and race nets both are such ValueNets.
 
     >>> from bgnet.nn.model import SplitValueNet, ValueNet
@@ -519,8 +519,7 @@ class FastForward:
     def __init__(self, net, parallel: bool = False, frozen: bool = False):
         if not supports(net):
             raise ValueError("FastForward runs CPU float32 ValueNets (or SplitValueNets of two) "
-                             "with sigmoid, tanh or relu hidden layers on the tesauro or extended "
-                             "encoding")
+                             "with sigmoid, tanh or relu hidden layers")
         from bgnet.nn.model import net_layout
 
         self.net = net
