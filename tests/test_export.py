@@ -51,6 +51,8 @@ def _random_net(net, seed: int):
 NETS = {
     "plain": lambda: _random_net(ValueNet("tesauro", [40, 20], "silu"), 1),
     "split": lambda: _random_net(SplitValueNet("extended", 24, race_hidden=12, race_activation="tanh"), 2),
+    "contact": lambda: _random_net(SplitValueNet("contact", [24, 16], ["sigmoid", "relu"], race_hidden=12,
+                                                 race_activation="sigmoid"), 3),
 }
 
 
@@ -91,8 +93,8 @@ def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind, compi
     boards, _, after = sample
     assert len(boards) == len(after) == 10_000
     torch_eval, onnx_eval = NetEvaluator(net), OnnxEvaluator(path, compiled=compiled)
-    # The compiled pass covers sigmoid/tanh/relu nets (the split one), not silu (the plain one).
-    assert (onnx_eval.fast is not None) == (compiled and kind == "split")
+    # The compiled pass covers sigmoid/tanh/relu nets (the split ones), not silu (the plain one).
+    assert (onnx_eval.fast is not None) == (compiled and kind != "plain")
     p_torch, p_onnx = torch_eval.positions(boards), onnx_eval.positions(boards)
     a_torch, a_onnx = torch_eval.afterstates(after), onnx_eval.afterstates(after)
     assert p_onnx.shape == (10_000, 5) and p_onnx.dtype == np.float32
@@ -100,7 +102,7 @@ def test_onnx_agrees_with_torch_on_10000_positions(exported, sample, kind, compi
     assert np.abs(a_torch - a_onnx).max() < 1e-5
     # The sample is not degenerate: the outputs vary, and a split net meets both kinds of position.
     assert p_onnx[:, 0].std() > 0.01
-    if kind == "split":
+    if kind != "plain":
         race = race_mask(boards)
         assert 0 < race.sum() < len(race)
         # Both nets really run: the race rows differ from what the contact net alone would say.
