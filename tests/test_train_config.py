@@ -38,7 +38,7 @@ def test_each_experiment_composes_and_validates(name):
     # A GPU preset is checked here as the CPU run it becomes with device=cpu.
     device = [] if composed.device == "cpu" or torch.cuda.is_available() else ["device=cpu"]
     run = load_config(compose_train(f"+experiment={name}", *device))
-    assert run.model.encoding == "extended" and run.train.games > RunConfig().train.games
+    assert run.model.encoding in ("extended", "contact") and run.train.games > RunConfig().train.games
 
 
 def test_experiments_exist():
