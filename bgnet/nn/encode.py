@@ -187,12 +187,12 @@ def _extra_features(me, opp, out, k):
     """Every extra feature of the view where ``me`` is on roll into ``out[k, EXTRA_START:]``: both
     sides' (:func:`_extra_side`) and the pip lead, then, where ``out`` has room for them (the
     ``"contact"`` encoding), both sides' contact features (:func:`_contact_side`)."""
-    my_pips, my_loss = _extra_side(me, opp, out, k, EXTRA_START)
-    opp_pips, opp_loss = _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
+    my_pips, my_loss, opp_made = _extra_side(me, opp, out, k, EXTRA_START)
+    opp_pips, opp_loss, my_made = _extra_side(opp, me, out, k, EXTRA_START + EXTRA_PER_SIDE)
     out[k, EXTRA_START + 2 * EXTRA_PER_SIDE] = (opp_pips - my_pips) / 100.0
     if out.shape[1] > CONTACT_START:
-        _contact_side(me, opp, my_loss, out, k, CONTACT_START)
-        _contact_side(opp, me, opp_loss, out, k, CONTACT_START + CONTACT_PER_SIDE)
+        _contact_side(me, opp, my_loss, opp_made, out, k, CONTACT_START)
+        _contact_side(opp, me, opp_loss, my_made, out, k, CONTACT_START + CONTACT_PER_SIDE)
 
 
 @njit(cache=True, inline="always")
@@ -230,7 +230,8 @@ def _pips(side):
 @njit(cache=True)
 def _extra_side(s, o, out, k, base):
     """The EXTRA_PER_SIDE features of side ``s`` against ``o`` (see the module docstring);
-    returns S's pip count and its pip loss summed over O's 36 rolls (:func:`_shots`)."""
+    returns S's pip count, its pip loss summed over O's 36 rolls (:func:`_shots`) and the points
+    O holds (bit i: S's point i + 1), which the contact features reuse."""
     # Bit masks in S's numbering (bit i = S's point i + 1). O's checker on its index j sits on
     # S's index 23 - j, so O moves UP this numbering and enters from the bar onto bit d - 1.
     # The masks are built without branches: which points hold blots is as good as random, and
@@ -278,16 +279,14 @@ def _extra_side(s, o, out, k, base):
     out[k, base + 8] = _escapes(rear, nbar, o_made) / 36.0
     out[k, base + 9] = (15 - outside) / 15.0
     out[k, base + 10] = cross / 30.0
-    return pips, loss
+    return pips, loss, o_made
 
 
 @njit(cache=True)
-def _contact_side(s, o, loss, out, k, base):
+def _contact_side(s, o, loss, o_made, out, k, base):
     """The CONTACT_PER_SIDE features of side ``s`` against ``o`` (see the module docstring);
-    ``loss``: S's pip loss summed over O's 36 rolls."""
-    o_made = np.int64(0)
-    for i in range(24):
-        o_made |= np.int64(o[23 - i] >= 2) << i
+    ``loss``: S's pip loss summed over O's 36 rolls; ``o_made``: the points O holds, in S's
+    numbering (both from :func:`_extra_side`)."""
     out[k, base + 0] = loss / (36.0 * 24.0)
     # O's points in S's home board block nothing a containment is about: a checker that has
     # come that far is home.

@@ -29,7 +29,7 @@ from __future__ import annotations
 import torch
 
 from bgnet.errors import BadArgument
-from bgnet.nn.encode import ENCODINGS, extends
+from bgnet.nn.encode import extends
 from bgnet.nn.model import SplitValueNet, ValueNet, dense_layers
 
 
@@ -85,9 +85,11 @@ def grow_inputs(net: ValueNet | SplitValueNet, encoding: str) -> ValueNet | Spli
     inputs start at zero, so it computes the same function until training moves them."""
     if not isinstance(net, (ValueNet, SplitValueNet)):
         raise BadArgument(f"grow_inputs works on a ValueNet or SplitValueNet; got {type(net).__name__}")
-    if encoding not in ENCODINGS:
-        raise BadArgument(f"unknown encoding {encoding!r}; valid encodings: {', '.join(sorted(ENCODINGS))}")
-    if not extends(encoding, net.encoding):
+    try:
+        readable = extends(encoding, net.encoding)
+    except ValueError as e:  # an unknown name: the encoder's own message
+        raise BadArgument(str(e)) from None
+    if not readable:
         raise BadArgument(f"the {encoding!r} encoding does not begin with the net's own "
                           f"{net.encoding!r} inputs, so the net cannot read it")
     if isinstance(net, SplitValueNet):

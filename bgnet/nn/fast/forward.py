@@ -5,9 +5,9 @@ the weights it names (:mod:`bgnet.nn.layout`), without encoding the boards and w
 weights. It runs a torch :class:`~bgnet.nn.model.ValueNet` or
 :class:`~bgnet.nn.model.SplitValueNet` (reading its parameters in place through numpy views, so
 it follows training without being rebuilt), or the weights of an exported bot found by their
-declared names (:meth:`FastForward.from_weights`: no torch needed). It covers layouts on the
-``tesauro``, ``extended`` and ``contact`` encodings whose sub-nets have one or more sigmoid, tanh or relu
-hidden layers (each layer its own); anything else stays on torch or onnxruntime: :func:`supports` and
+declared names (:meth:`FastForward.from_weights`: no torch needed). It covers layouts on any of
+:mod:`bgnet.nn.encode`'s encodings whose sub-nets have one or more sigmoid, tanh or relu hidden
+layers (each layer its own); anything else stays on torch or onnxruntime: :func:`supports` and
 :func:`layout_unsupported` say which.
 
 Tables. Tesauro's raw inputs depend on each point only through its checker count, so the first
@@ -76,9 +76,9 @@ def layout_unsupported(layout: dict) -> str | None:
 
 
 def supports(net) -> bool:
-    """Whether :class:`FastForward` can run this torch network: a CPU float32 ValueNet on the
-    tesauro, extended or contact encoding, with one or more sigmoid, tanh or relu hidden layers, or a
-    SplitValueNet whose contact and race nets both are such ValueNets.
+    """Whether :class:`FastForward` can run this torch network: a CPU float32 ValueNet on any
+    bgnet encoding, with one or more sigmoid, tanh or relu hidden layers, or a SplitValueNet
+    whose contact and race nets both are such ValueNets.
 
     >>> from bgnet.nn.model import SplitValueNet, ValueNet
     >>> supports(ValueNet("extended", 8)), supports(SplitValueNet("extended", 8, race_hidden=4))

@@ -262,7 +262,7 @@ def learner_unsupported(net: torch.nn.Module, optimizer, loss: str = "mse") -> s
         return f"loss {loss!r} (only 'mse')"
     if not supports(net):
         return (f"{type(net).__name__} (only CPU float32 ValueNets, or SplitValueNets of two, "
-                "with sigmoid, tanh or relu hidden layers on a bgnet encoding)")
+                "with sigmoid, tanh or relu hidden layers)")
     if type(optimizer) not in (torch.optim.Adam, torch.optim.SGD):
         return f"optimizer {type(optimizer).__name__} (only torch.optim.Adam and SGD)"
     params = list(net.parameters())
