@@ -158,6 +158,12 @@ def _cmd_deepen(argv: list[str]) -> int:
     return deepen_main(argv)
 
 
+def _cmd_average(argv: list[str]) -> int:
+    from bgnet.train.surgery import average_main
+
+    return average_main(argv)
+
+
 def _cmd_plot(argv: list[str]) -> int:
     from bgnet.train.curves import plot_main
 
@@ -178,6 +184,7 @@ COMMANDS = {
     "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
     "widen": (_cmd_widen, "widen a hidden layer of a checkpoint's net, same function, to train on (--contact N)"),
     "deepen": (_cmd_deepen, "insert an identity hidden layer into a checkpoint to train on (--after K)"),
+    "average": (_cmd_average, "average the weights of a run's last checkpoints into one net (--last N --out OUT)"),
     "distill": (_cmd_distill, "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
     "plot": (_cmd_plot, "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }

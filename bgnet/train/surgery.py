@@ -1,15 +1,19 @@
-"""The verbs that grow a trained net to train it on: ``bgnet widen`` and ``bgnet deepen``.
+"""The verbs that reshape trained nets: ``bgnet widen``, ``bgnet deepen`` and ``bgnet average``.
 
-Both read a checkpoint, build the larger net that computes the same function
+Widen and deepen read a checkpoint, build the larger net that computes the same function
 (:mod:`bgnet.nn.widen`, :mod:`bgnet.nn.deepen`), and write a checkpoint that a run resumes with
 ``resume=OUT``: everything of the original (games played, config, generator states, metrics)
 except the net, and without the optimizer state, whose shapes no longer fit the net (the resumed
 run starts a fresh optimizer). The output path is checked before any work, and a checkpoint
 that cannot be read is an unusable input file (exit code 3).
+
+``bgnet average`` reads several checkpoints of one run and writes the mean of their weights
+(:mod:`bgnet.nn.average`), with the rest of the newest one's contents.
 """
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
 from bgnet.errors import BadArgument
@@ -138,6 +142,64 @@ def deepen_main(argv: list[str]) -> int:
         deep = deepen(net, **options)
     _write(a.checkpoint, a.out, net, deep, data)
     return 0
+
+
+def average_main(argv: list[str]) -> int:
+    """``bgnet average CKPT_OR_FOLDER... --out OUT [--last N]``."""
+    p = ArgumentParser(
+        prog="bgnet average",
+        description="Average the weights of several checkpoints of one run (say the last few "
+                    "of its low learning-rate tail) into one net; measure it against the newest "
+                    "with bgnet eval before trusting it. A folder stands for its numbered "
+                    "checkpoints (games_*.pt).",
+        examples=("bgnet average runs/my-run/checkpoints --last 8 --out avg.pt",
+                  "bgnet average a.pt b.pt c.pt --out avg.pt",
+                  "bgnet export avg.pt --out avg.onnx && bgnet eval avg.onnx "
+                  "runs/my-run/checkpoints/latest.pt --games 20000"))
+    p.add_argument("inputs", nargs="+", metavar="CKPT_OR_FOLDER",
+                   help="checkpoints (.pt), or folders whose games_*.pt are all taken")
+    p.add_argument("--out", type=output_file_arg, required=True,
+                   help="the checkpoint to write, in an existing folder")
+    p.add_argument("--last", type=_units_arg, default=None, metavar="N",
+                   help="average only the N checkpoints with the most games played")
+    a = p.parse_args(argv)
+    from bgnet.nn.average import average
+    from bgnet.nn.checkpoint import load_net, save_checkpoint
+
+    files = _checkpoint_files(a.inputs)
+    if any(Path(f).resolve() == Path(a.out).resolve() for f in files):
+        raise BadArgument(f"--out {a.out} is one of the checkpoints to average; write the "
+                          "average to a new file so that no checkpoint is lost")
+    found = sorted(((*load_net(path), path) for path in files), key=lambda f: f[1].get("games", 0))
+    if a.last is not None:
+        found = found[-a.last:]
+    mean = average([net for net, _, _ in found], [path for _, _, path in found])
+    newest = found[-1][1]
+    payload = dict(newest, net_config=mean.config(), net_state=mean.state_dict(),
+                   optimizer_state=None, metrics={})
+    save_checkpoint(a.out, payload)
+    games = [data.get("games", 0) for _, data, _ in found]
+    print(f"averaged {len(found)} checkpoint(s), {games[0]:,} to {games[-1]:,} games -> {a.out}")
+    print(f"the rest is the newest one's; its optimizer state and metrics are dropped (they "
+          f"belong to its own weights): a run resumed from {a.out} starts a fresh optimizer")
+    return 0
+
+
+def _checkpoint_files(inputs: list[str]) -> list[str]:
+    """The files ``inputs`` name: each file itself, each folder's ``games_*.pt``."""
+    files: list[str] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            numbered = sorted(str(f) for f in path.glob("games_*.pt"))
+            if not numbered:
+                raise BadArgument(f"{item} is a folder without numbered checkpoints (games_*.pt)")
+            files += numbered
+        else:
+            files.append(item)  # a missing file is the checkpoint loader's error, naming it
+    if len(set(files)) != len(files):
+        raise BadArgument("a checkpoint is named twice; each is averaged once")
+    return files
 
 
 def _write(src: str, out: str, old, new, data: dict) -> None:
