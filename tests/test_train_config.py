@@ -54,6 +54,8 @@ def test_experiments_exist():
     ("device=tpu", "device"), ("train.search_target=1.5", "train.search_target"),
     ("optim.decay_start=-5", "optim.decay_start"), ("optim.decay_start=0.5", "optim.decay_start"),
     ("train.move_filter=-1", "train.move_filter"), ("train.move_filter=2.5", "train.move_filter"),
+    ("optim.new_inputs_from=-1", "optim.new_inputs_from"),
+    ("optim.new_inputs_lr_scale=0", "optim.new_inputs_lr_scale"),
 ])
 def test_bad_values_and_unknown_keys_name_their_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
@@ -74,6 +76,11 @@ def test_distributed_ray_needs_batched_mode():
 def test_the_move_filter_needs_batched_self_play_on_the_cpu():
     with pytest.raises(ConfigError, match="train.move_filter"):
         load_config(compose_train("train.move_filter=8", "train.mode=online"))
+
+
+def test_a_scaled_rate_for_new_inputs_needs_batched_mode():
+    with pytest.raises(ConfigError, match="optim.new_inputs_from"):
+        load_config(compose_train("optim.new_inputs_from=221", "train.mode=online"))
 
 
 def test_help_explains_resume_and_the_config_groups(capsys):

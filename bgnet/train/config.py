@@ -40,6 +40,8 @@ class OptimConfig:
     lr_final: float | None = 0.0002  # linear decay to this by train.games (None: constant lr)
     decay_start: int = 0  # games (counted from zero) before which the rate stays at lr
     weight_decay: float = 0.0  # L2 penalty of the optimizer
+    new_inputs_from: int = 0  # first input whose first-layer weights step new_inputs_lr_scale x as far (0: none)
+    new_inputs_lr_scale: float = 1.0  # e.g. 10 for the inputs a grown net has yet to learn (bgnet widen --encoding)
 
 
 @dataclass
@@ -179,6 +181,9 @@ def check(run: RunConfig) -> None:
         raise ConfigError("config key 'train.move_filter' needs device=cpu and train.mode=batched "
                           "(it runs in the compiled CPU pass of batched self-play); got "
                           f"device={run.device}, train.mode={run.train.mode}")
+    if run.optim.new_inputs_from and run.train.mode != "batched":
+        raise ConfigError("config key 'optim.new_inputs_from' needs train.mode=batched (it scales "
+                          f"the steps of the minibatch learner); got train.mode={run.train.mode}")
 
 
 def _check_model(m: ModelConfig) -> None:
@@ -197,6 +202,8 @@ def _check_optim(o: OptimConfig) -> None:
         _number("optim.lr_final", o.lr_final, lo=0)
     _number("optim.decay_start", o.decay_start, lo=0, integer=True)
     _number("optim.weight_decay", o.weight_decay, lo=0)
+    _number("optim.new_inputs_from", o.new_inputs_from, lo=0, integer=True)
+    _number("optim.new_inputs_lr_scale", o.new_inputs_lr_scale, lo=0, hi=1000, lo_open=True)
 
 
 def _check_train(t: TrainConfig) -> None:

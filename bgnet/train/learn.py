@@ -21,8 +21,8 @@ import torch
 
 from bgnet.bots.net import NetBot
 from bgnet.nn.encode import encode, race_mask
-from bgnet.nn.model import SplitValueNet, ValueNet, conditional_loss, probability_loss
-from bgnet.train.config import ModelConfig, OptimConfig
+from bgnet.nn.model import SplitValueNet, ValueNet, conditional_loss, dense_layers, probability_loss
+from bgnet.train.config import ConfigError, ModelConfig, OptimConfig
 from bgnet.train.selfplay import FinishedGames
 
 
@@ -123,11 +123,26 @@ class Learner:
     ``fast_cpu``: on the CPU with the mse loss, run the update in compiled code
     (:class:`bgnet.nn.fast.FastLearner`: the same step, in place, and the optimizer's state kept
     in torch's format) when the net and optimizer allow it; ``self.fast`` is None otherwise.
+
+    ``new_inputs``: ``(first, scale)``: the first-layer weights of inputs ``first`` onwards (of
+    each net of a split net) move ``scale`` times as far as the optimizer stepped them. Inputs
+    that a grown net has just been given (their weights at zero) then learn at a higher rate than
+    the rest of a net that is already trained; for Adam and SGD this is exactly a learning rate
+    ``scale`` times the group's on those weights.
     """
 
-    def __init__(self, net, optimizer, loss: str, device: str, fast_cpu: bool = False):
+    def __init__(self, net, optimizer, loss: str, device: str, fast_cpu: bool = False,
+                 new_inputs: tuple[int, float] | None = None):
         self.net, self.opt, self.loss, self.device = net, optimizer, loss, device
         self.split = isinstance(net, SplitValueNet)
+        self.boosted: list[torch.Tensor] = []
+        self.first, self.scale = new_inputs if new_inputs else (0, 1.0)
+        if new_inputs and self.scale != 1.0:
+            if not 0 < self.first < net.num_inputs:
+                raise ConfigError(f"config key 'optim.new_inputs_from' must name one of the net's "
+                                  f"inputs 1..{net.num_inputs - 1} (0: none); got {self.first}")
+            subnets = (net.contact, net.race) if self.split else (net,)
+            self.boosted = [dense_layers(sub)[0].weight for sub in subnets]
         self.fast = None
         if fast_cpu and str(device) == "cpu":
             from bgnet.nn.fast import FastLearner, learner_unsupported
@@ -136,6 +151,17 @@ class Learner:
                 self.fast = FastLearner(net, optimizer)
 
     def update(self, boards: np.ndarray, targets: np.ndarray) -> float:
+        """One minibatch step; returns the loss before it."""
+        if not self.boosted:
+            return self._step(boards, targets)
+        before = [w.detach()[:, self.first:].clone() for w in self.boosted]
+        loss = self._step(boards, targets)
+        with torch.no_grad():  # in place: the compiled learner reads these tensors' memory
+            for w, old in zip(self.boosted, before):
+                w[:, self.first:].sub_(old).mul_(self.scale).add_(old)
+        return loss
+
+    def _step(self, boards: np.ndarray, targets: np.ndarray) -> float:
         if self.fast is not None:
             return self.fast.update(boards, targets)
         x = torch.from_numpy(encode(boards, self.net.encoding)).to(self.device)

@@ -317,7 +317,9 @@ class Trainer:
     def _batched_step(self):
         """Games from the source; a round of learning once the buffer is full."""
         T = self.cfg.train
-        learner = Learner(self.net, self.opt, T.loss, self.device, fast_cpu=T.fast_cpu)
+        O = self.cfg.optim
+        learner = Learner(self.net, self.opt, T.loss, self.device, fast_cpu=T.fast_cpu,
+                          new_inputs=(O.new_inputs_from, O.new_inputs_lr_scale) if O.new_inputs_from else None)
         buffer: list[FinishedGames] = []
         buffered = 0
 
