@@ -242,7 +242,8 @@ class MatchScore:
     def to_mwc(self, equity: float, cube: int) -> float:
         """Normalised equity (-1 = lose a cube, +1 = win a cube) to MWC."""
         hi, lo = self.win(cube), self.lose(cube)
-        return 0.5 * (equity * (hi - lo) + hi + lo)
+        # A chance: the sum's rounding can leave a certain loss at -1e-17.
+        return min(1.0, max(0.0, 0.5 * (equity * (hi - lo) + hi + lo)))
 
     def to_equity(self, mwc: float, cube: int) -> float:
         """MWC to normalised equity at this cube (inverse of :meth:`to_mwc`)."""
