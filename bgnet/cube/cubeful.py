@@ -360,4 +360,5 @@ def match_cubeful(probabilities, score: MatchScore, cube: int, owner: str, x: fl
     dead = score.to_mwc(match_cubeless(probabilities, score, cube), cube)
     if score.cube_dead(cube):
         return dead
-    return (1.0 - x) * dead + x * match_live(probabilities, score, cube, owner)
+    mixed = (1.0 - x) * dead + x * match_live(probabilities, score, cube, owner)
+    return min(1.0, max(0.0, mixed))  # a chance: rounding can leave a certain loss below 0
