@@ -129,6 +129,12 @@ def _check_owner(owner: str) -> None:
         raise ValueError(f"cube owner must be one of {OWNERS}; got {owner!r}")
 
 
+def _chance(value: float) -> float:
+    """``value`` clamped to [0, 1]: an MWC made of sums of products can round a certain loss to
+    -1e-17 (or a certain win just past 1)."""
+    return min(1.0, max(0.0, value))
+
+
 def _line(p: float, x0: float, y0: float, x1: float, y1: float) -> float:
     """Value at ``p`` of the line through (x0, y0) and (x1, y1); y1 where the segment is empty."""
     return y0 + (y1 - y0) * (p - x0) / (x1 - x0) if x1 != x0 else y1
@@ -242,8 +248,7 @@ class MatchScore:
     def to_mwc(self, equity: float, cube: int) -> float:
         """Normalised equity (-1 = lose a cube, +1 = win a cube) to MWC."""
         hi, lo = self.win(cube), self.lose(cube)
-        # A chance: the sum's rounding can leave a certain loss at -1e-17.
-        return min(1.0, max(0.0, 0.5 * (equity * (hi - lo) + hi + lo)))
+        return _chance(0.5 * (equity * (hi - lo) + hi + lo))
 
     def to_equity(self, mwc: float, cube: int) -> float:
         """MWC to normalised equity at this cube (inverse of :meth:`to_mwc`)."""
@@ -360,5 +365,4 @@ def match_cubeful(probabilities, score: MatchScore, cube: int, owner: str, x: fl
     dead = score.to_mwc(match_cubeless(probabilities, score, cube), cube)
     if score.cube_dead(cube):
         return dead
-    mixed = (1.0 - x) * dead + x * match_live(probabilities, score, cube, owner)
-    return min(1.0, max(0.0, mixed))  # a chance: rounding can leave a certain loss below 0
+    return _chance((1.0 - x) * dead + x * match_live(probabilities, score, cube, owner))
