@@ -163,3 +163,32 @@ def test_the_filter_needs_the_compiled_pass():
 
     with pytest.raises(ValueError, match="train.move_filter"):
         MoveFilter(Plain(), 8)
+
+
+@pytest.mark.parametrize("filtered", [0, 4])
+def test_exploring_moves_are_near_the_best_and_learn_the_greedy_value(filtered):
+    """ε = 1, explore_top = 3: every game plays the 2nd or 3rd best move of its roll, and the
+    value its next position records for the λ-returns is the best move's."""
+    from bgnet.engine.board import start_position
+    from bgnet.nn.probs import flip
+
+    net = deep_net(3)
+    ev = NetEvaluator(net, "cpu")
+    pool = SelfPlayPool(ev, 8, np.random.default_rng(5), bearoff=True, move_filter=filtered,
+                        epsilon=1.0, explore_top=3)
+    pool._dice = lambda: np.tile(np.array([[3, 1]]), (8, 1))  # the same roll for every game
+    pool.step()
+    start = start_position()[None]
+    after, _, off = generate_batch(start, np.array([[3, 1]], np.int8))
+    probs = afterstates_of(ev, after, start, parent_rows(off))
+    order = np.argsort(-money_equity(probs), kind="mergesort")
+    near = {after[k][::-1].tobytes() for k in order[1:3]}
+    assert all(b.tobytes() in near for b in pool.boards)
+    assert len({b.tobytes() for b in pool.boards}) == 2  # both are drawn among 8 games
+    assert pool.explored[:, 0].all() and not pool.explored[:, 1].any()
+    np.testing.assert_allclose(pool.values[:, 1], np.tile(flip(probs[order[0]]), (8, 1)), atol=1e-5)
+
+
+def test_explore_top_one_is_refused():
+    with pytest.raises(ValueError, match="explore_top"):
+        SelfPlayPool(NetEvaluator(deep_net(), "cpu"), 2, np.random.default_rng(0), explore_top=1)

@@ -52,8 +52,33 @@ def test_lambda_returns_match_the_forward_view():
         assert np.allclose(out[t], g, atol=1e-5), t
 
 
+def test_an_exploring_move_cuts_the_trace():
+    """Watkins' rule: where the move at ply t explored, G_t is the greedy value stored at t + 1
+    alone; the plies before it still mix in G_t with weight λ."""
+    rng = np.random.default_rng(1)
+    T, lam = 6, 0.6
+    values = rng.random((T, 5)).astype(np.float32)
+    final = np.array([0, 0, 0, 1, 0], np.float32)
+    plain, cut = np.empty((T, 5), np.float32), np.empty((T, 5), np.float32)
+    explored = np.zeros(T, np.bool_)
+    explored[2] = True
+    lambda_returns(values, T, final, lam, plain)
+    lambda_returns(values, T, final, lam, cut, explored)
+    np.testing.assert_array_equal(cut[3:], plain[3:])  # after the exploring move: unchanged
+    np.testing.assert_allclose(cut[2], flip(values[3]), atol=1e-6)
+    assert not np.allclose(cut[2], plain[2])
+    np.testing.assert_allclose(cut[1], flip((1 - lam) * values[2] + lam * cut[2]), atol=1e-6)
+    # with λ = 0 a cut changes nothing: TD(0) already backs up one ply
+    zero, zero_cut = np.empty((T, 5), np.float32), np.empty((T, 5), np.float32)
+    lambda_returns(values, T, final, 0.0, zero)
+    lambda_returns(values, T, final, 0.0, zero_cut, explored)
+    np.testing.assert_array_equal(zero, zero_cut)
+
+
 def test_bad_config_values_name_their_key(tmp_path):
     for key, value, word in [("train.lam", 2, "train.lam"), ("train.games", 0, "train.games"),
+                             ("train.explore_top", 1, "train.explore_top"),
+                             ("train.explore_top", -2, "train.explore_top"),
                              ("model.encoding", "nope", "model.encoding"),
                              ("train.mode", "fast", "train.mode"), ("eval.games", 3, "eval.games")]:
         with pytest.raises(ConfigError, match=word):

@@ -50,7 +50,8 @@ class TrainConfig:
     games: int = 30000  # total self-play games, counted from zero (a resumed run counts its past)
     parallel_games: int = 512  # games in flight at once in one self-play pool
     lam: float = 0.7  # λ of TD(λ)
-    epsilon: float = 0.0  # ε-greedy exploration
+    epsilon: float = 0.0  # chance a self-play move explores (its position still learns the greedy value)
+    explore_top: int = 0  # an exploring move is one of the 2nd..K-th best (0: any legal move)
     batch_size: int = 64  # positions in one minibatch update
     buffer_positions: int = 2048  # positions gathered before a round of updates
     epochs: int = 1  # passes over each gathered buffer
@@ -219,6 +220,10 @@ def _check_train(t: TrainConfig) -> None:
     _number("train.max_plies", t.max_plies, lo=10, integer=True)
     _number("train.threads", t.threads, lo=0, integer=True)
     _number("train.move_filter", t.move_filter, lo=0, integer=True)
+    _number("train.explore_top", t.explore_top, lo=0, integer=True)
+    if t.explore_top == 1:
+        raise ConfigError("config key 'train.explore_top' must be 0 (any legal move) or at least 2 "
+                          "(the 2nd to K-th best moves); got 1, which never explores")
 
 
 def _check_eval(e: EvalConfig) -> None:

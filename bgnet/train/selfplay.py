@@ -50,21 +50,56 @@ def _flip(p, out):
 
 
 @njit(cache=True)
-def lambda_returns(values, length, final, lam, out):
+def lambda_returns(values, length, final, lam, out, explored=None):
     """λ-returns of one game, written into ``out[:length]``.
 
     ``values[t]`` is the net's estimate of position t for the side on roll at t; ``final`` is the
     outcome from the view of the side that made the last move (position ``length - 1``).
     G_{T-1} = final;  G_t = flip((1 - λ) V_{t+1} + λ G_{t+1}): flipping is affine, so mixing
     before flipping equals mixing the flipped values.
+
+    ``explored[t]`` (optional) marks a move at ply t that was not the greedy one: there the trace
+    is cut, G_t = flip(V_{t+1}) (Watkins' rule), so that no return of the line an exploring move
+    started flows back past it; the caller stores the greedy move's value as ``values[t + 1]``.
     """
     tmp = np.empty(5, np.float32)
     for k in range(5):
         out[length - 1, k] = final[k]
     for t in range(length - 2, -1, -1):
+        trace = 0.0 if explored is not None and explored[t] else lam
         for k in range(5):
-            tmp[k] = (1.0 - lam) * values[t + 1, k] + lam * out[t + 1, k]
+            tmp[k] = (1.0 - trace) * values[t + 1, k] + trace * out[t + 1, k]
         _flip(tmp, out[t])
+
+
+@njit(cache=True)
+def ranked_pick(equity, off, explore, top, u):
+    """For each position i with ``explore[i]``: the row of a move drawn uniformly (by ``u[i]`` in
+    [0, 1)) from its 2nd to ``top``-th best by ``equity`` (rows ``off[i]:off[i + 1]``; -inf rows,
+    the moves a filter ruled out, never drawn); -1 where it is not exploring or has no second
+    valued move. Ties keep the generator's order.
+
+    >>> eq = np.array([0.1, 0.5, 0.3, -np.inf, 0.2]); off = np.array([0, 5])
+    >>> int(ranked_pick(eq, off, np.array([True]), 3, np.array([0.0]))[0])  # 2nd best
+    2
+    >>> int(ranked_pick(eq, off, np.array([True]), 3, np.array([0.99]))[0])  # 3rd best
+    4
+    """
+    n = off.shape[0] - 1
+    out = np.full(n, -1, np.int64)
+    for i in range(n):
+        if not explore[i]:
+            continue
+        a, b = off[i], off[i + 1]
+        order = np.argsort(-equity[a:b], kind="mergesort")
+        valued = 0
+        for j in range(b - a):
+            if equity[a + order[j]] > -np.inf:
+                valued += 1
+        k = min(top, valued) - 1  # how many moves below the best can be drawn
+        if k > 0:
+            out[i] = a + order[1 + min(int(u[i] * k), k - 1)]
+    return out
 
 
 def likely_points(probs: np.ndarray) -> int:
@@ -83,6 +118,13 @@ def likely_points(probs: np.ndarray) -> int:
 class SelfPlayPool:
     """``n`` games in parallel, played by one value net (with optional ε-greedy exploration).
 
+    ``epsilon``: the chance that a move explores instead of playing the net's best:
+    ``explore_top`` 0 draws any legal move, ``explore_top`` K > 1 one of the 2nd to K-th best
+    (the moves the net values; under the move filter, its valued ones). An exploring move is
+    played, but the position before it learns the greedy move's value (Q-learning's target:
+    :func:`lambda_returns` cuts the trace there), so exploration widens the positions seen
+    without teaching the net the value of a worse move.
+
     ``bearoff``: end games at their first bear-off position, with the database's probabilities as
     the terminal target (see the module docstring). The evaluator's own ``bearoff`` switch, when
     it has one, is set to the same value, so that moves are chosen with the values learned from.
@@ -95,7 +137,10 @@ class SelfPlayPool:
 
     def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
                  lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0,
-                 bearoff: bool = False, move_filter: int = 0):
+                 bearoff: bool = False, move_filter: int = 0, explore_top: int = 0):
+        if explore_top == 1 or explore_top < 0:
+            raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {explore_top}")
+        self.explore_top = int(explore_top)
         self.ev = evaluator
         self.filter = MoveFilter(evaluator, move_filter) if move_filter else None
         self.bearoff = bool(bearoff)
@@ -114,6 +159,7 @@ class SelfPlayPool:
         self.ply = np.zeros(n, np.int64)
         self.hist = np.empty((n, max_plies + 1, 2, 25), np.int8)
         self.values = np.empty((n, max_plies + 1, 5), np.float32)
+        self.explored = np.zeros((n, max_plies + 1), np.bool_)
         for i in range(n):
             self._reset(i)
         self._need_value = True
@@ -145,30 +191,30 @@ class SelfPlayPool:
         after, _, off = generate_batch(self.boards, self._dice())
         if self.filter is None:
             probs = afterstates_of(self.ev, after, self.boards, parent_rows(off))  # for the mover
-            best = segment_argmax(money_equity(probs), off)
+            equity = money_equity(probs)
         else:  # NaN rows: moves the filter ruled out
             probs = self.filter.values(after, self.boards, off)
-            best = segment_argmax(valued_equity(probs), off)
-        if self.epsilon > 0:
-            explore = self.rng.random(n) < self.epsilon
-            if explore.any():
-                counts = off[1:] - off[:-1]
-                pick = off[:-1] + (self.rng.random(n) * counts).astype(np.int64)
-                best = np.where(explore, pick, best)
-        chosen = after[best]
-        chosen_probs = probs[best]
+            equity = valued_equity(probs)
+        best = segment_argmax(equity, off)
+        played, explored = self._explore(best, equity, off)
+        self.explored[idx, self.ply] = explored
+        chosen = after[played]
+        chosen_probs = probs[played]
         if self.filter is not None:
             unvalued = np.isnan(chosen_probs[:, 0])  # an exploring move the filter ruled out
             if unvalued.any():
                 chosen_probs[unvalued] = self.ev.afterstates(chosen[unvalued])
         results = game_results(chosen)
         self.ply += 1
-        # The next position is the opponent on roll; its value is the flip of the mover's view.
+        # The next position is the opponent on roll. Its value, as the λ-returns read it, is the
+        # flip of the mover's view of the greedy move (the one played, unless it explored).
         nxt = np.ascontiguousarray(chosen[:, ::-1])
-        nv = flip(chosen_probs)
+        greedy_probs = probs[best]
+        nv = flip(greedy_probs)
         # The evaluator already values a finished game by its exact outcome and, with bear-off
-        # on, a bear-off afterstate by the database: the mover's terminal target where there is one.
-        finals = chosen_probs
+        # on, a bear-off afterstate by the database: the mover's terminal target where there is
+        # one (the greedy move's value when the game ended on an exploring move).
+        finals = np.where(explored[:, None], greedy_probs, chosen_probs)
         if self.bearoff:
             cut = (results == 0) & is_bearoff(chosen)
             if cut.any():
@@ -176,7 +222,7 @@ class SelfPlayPool:
                 results[cut] = -1  # marks "ended by the database" for _collect
                 self.bearoff_games += int(cut.sum())
         done = (results != 0) | (self.ply >= self.max_plies)
-        finished = self._collect(np.flatnonzero(done), results, finals)
+        finished = self._collect(np.flatnonzero(done), results, finals, chosen_probs)
         live = ~done
         self.boards[live] = nxt[live]
         self.values[idx[live], self.ply[live]] = nv[live]
@@ -187,10 +233,26 @@ class SelfPlayPool:
             self.values[idx[done], 0] = self.ev.positions(self.boards[done][:1])[0]
         return finished
 
-    def _collect(self, games: np.ndarray, results: np.ndarray, finals: np.ndarray) -> FinishedGames:
+    def _explore(self, best: np.ndarray, equity: np.ndarray, off: np.ndarray):
+        """The row each game plays (``best`` unless it explores, see the class docstring) and
+        whether it explored (played a move other than ``best``)."""
+        if self.epsilon <= 0:
+            return best, np.zeros(self.n, np.bool_)
+        explore = self.rng.random(self.n) < self.epsilon
+        u = self.rng.random(self.n)
+        if self.explore_top:
+            pick = ranked_pick(equity, off, explore, self.explore_top, u)
+        else:
+            pick = off[:-1] + (u * (off[1:] - off[:-1])).astype(np.int64)
+        played = np.where(explore & (pick >= 0), pick, best)
+        return played, played != best
+
+    def _collect(self, games: np.ndarray, results: np.ndarray, finals: np.ndarray,
+                 played: np.ndarray) -> FinishedGames:
         """Samples of ``games``: ``results[g]`` is the points the last mover won, -1 for a game
         ended by the bear-off database, 0 for one stopped at max_plies (dropped); ``finals[g]``
-        the last mover's terminal probabilities."""
+        the last mover's terminal target, ``played[g]`` the probabilities of the move it played
+        (what a database-ended game counts as its result)."""
         boards, targets, res, lens = [], [], [], []
         for g in games:
             length = int(self.ply[g])
@@ -198,9 +260,9 @@ class SelfPlayPool:
             if points == 0:  # stopped at max_plies: no outcome to learn from
                 continue
             if points < 0:
-                points = likely_points(finals[g])  # may be negative: the last mover likely loses
+                points = likely_points(played[g])  # may be negative: the last mover likely loses
             out = np.empty((length, 5), np.float32)
-            lambda_returns(self.values[g], length, finals[g], self.lam, out)
+            lambda_returns(self.values[g], length, finals[g], self.lam, out, self.explored[g])
             boards.append(self.hist[g, :length].copy())
             targets.append(out)
             # The last mover made ply length-1; the first player moved at even plies.

@@ -56,7 +56,7 @@ class LocalSource:
         self.rng = rng
         self.pool = SelfPlayPool(NetEvaluator(net, device), train.parallel_games, rng, lam=train.lam,
                                  max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff,
-                                 move_filter=train.move_filter)
+                                 move_filter=train.move_filter, explore_top=train.explore_top)
         self.search_weight = train.search_target
         self.searcher = (searcher_for(net, device, train.bearoff, train.move_filter)
                          if train.search_target else None)
