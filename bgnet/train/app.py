@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bgnet.errors import EXIT_INPUT, EXIT_USAGE, UserError
+from bgnet.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
@@ -73,17 +73,21 @@ def main(argv: list[str]) -> int:
         print(f"bgnet train: error: the configs directory is missing ({CONFIG_DIR}); install bgnet "
               "from its source tree (pip install -e .) so that configs/ is present", file=sys.stderr)
         return EXIT_USAGE
+    argv = list(argv)
+    code = _check_overrides(argv)
+    if code:
+        return code
+    resumed_dir = _resume_dir(argv)
+    if resumed_dir is not None and not any(a.startswith("hydra.run.dir=") for a in argv):
+        # Continue in the resumed run's own folder: its checkpoints and logs stay together, and
+        # no empty new folder is left behind.
+        argv.append(f"hydra.run.dir={resumed_dir}")
     outcome: dict = {}
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="train", version_base="1.3")
     def run(cfg: DictConfig) -> None:
         hydra_cfg = HydraConfig.get()
-        out_dir = hydra_cfg.runtime.output_dir
-        if cfg.get("resume"):
-            # Continue in the resumed run's own directory: its checkpoints and logs stay together.
-            ck = Path(cfg.resume).resolve()
-            out_dir = str(ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent)
-        outcome["code"] = _train(cfg, out_dir, list(hydra_cfg.overrides.task))
+        outcome["code"] = _train(cfg, hydra_cfg.runtime.output_dir, list(hydra_cfg.overrides.task), argv)
 
     saved = sys.argv
     sys.argv = ["bgnet train", *argv]
@@ -94,23 +98,135 @@ def main(argv: list[str]) -> int:
     return outcome.get("code", 0)
 
 
-def _train(cfg, out_dir: str, overrides: list[str]) -> int:
+def _resume_dir(argv: list[str]) -> str | None:
+    """The run folder of a ``resume=CHECKPOINT`` on the command line (None without one)."""
+    for a in argv:
+        if a.startswith("resume=") and a[len("resume="):] not in ("", "null"):
+            ck = Path(a[len("resume="):])
+            return str(ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent)
+    return None
+
+
+def _check_overrides(argv: list[str]) -> int:
+    """Compose the config once before Hydra runs it, so that a mistyped key or group is bgnet's
+    one-line error (exit 2) rather than Hydra's traceback-like report (exit 1)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    overrides = [a for a in argv if not a.startswith("hydra.") and not a.startswith("--")]
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            compose(config_name="train", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as e:
+        return _error(_override_message(e), EXIT_USAGE)
+    return 0
+
+
+def _override_message(e: Exception) -> str:
+    """Hydra's complaint about an override, said the way bgnet says a config error."""
+    import re
+
+    text = " ".join(str(e).split())
+    missing = re.search(r"Key '([^']+)' is not in struct.*?full_key: ([\w.]+)", text)
+    if missing:
+        key = missing.group(2)
+        section = key.rsplit(".", 1)[0] if "." in key else ""
+        hint = f" (see the keys of '{section}' in bgnet train --help's config files)" if section else ""
+        return f"unknown config key '{key}'{hint}; a new key needs a leading + (+{key}=...) only if you mean to add one"
+    return text
+
+
+def _train(cfg, out_dir: str, overrides: list[str], argv: list[str]) -> int:
     """Run the training; a person's mistake is one line on standard error and its exit code."""
     from bgnet.nn.checkpoint import CheckpointError
-    from bgnet.train.loop import train
+    from bgnet.train.config import ConfigError
+    from bgnet.train.loop import Interrupted, train
 
+    run_dir = Path(out_dir)
+    latest = run_dir / "checkpoints" / "latest.pt"
+    if not cfg.get("resume") and latest.exists():
+        # The same command resumes a run whose folder is fixed (a recipe's runs/NAME).
+        with _open_struct(cfg):
+            cfg.resume = str(latest)
+        print(f"resuming the run in {run_dir} (its folder holds {latest.name})")
+    log = _log_to(run_dir)
+    print(f"run folder: {run_dir}")
     try:
-        train(cfg, out_dir, overrides=overrides)
+        summary = train(cfg, run_dir, overrides=overrides)
+    except Interrupted as e:
+        print(f"bgnet train: interrupted: {e}", file=sys.stderr)
+        print(f"resume with: {_resume_command(argv, run_dir)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ConfigError as e:
+        return _error(e, e.exit_code)
     except UserError as e:
         return _error(e, e.exit_code)
     except CheckpointError as e:  # an unusable resume= file
         return _error(e, EXIT_INPUT)
-    except ValueError as e:
-        return _error(e, EXIT_USAGE)
+    finally:
+        log()
+    print(f"run folder: {run_dir}")
+    if not summary.get("already_reached"):
+        print(f"  curve: bgnet plot {run_dir}")
+        print(f"  bot:   bgnet export {run_dir}/checkpoints/latest.pt --out {run_dir.name}.onnx")
+        print(f"  train on: {_resume_command(argv, run_dir)} train.games=N")
     return 0
 
 
-def _error(e: Exception, code: int) -> int:
+class _open_struct:
+    """Lets a key of a struct DictConfig be set (Hydra hands the config over locked)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def __enter__(self):
+        from omegaconf import OmegaConf
+
+        OmegaConf.set_struct(self.cfg, False)
+
+    def __exit__(self, *exc):
+        from omegaconf import OmegaConf
+
+        OmegaConf.set_struct(self.cfg, True)
+
+
+def _resume_command(argv: list[str], run_dir: Path) -> str:
+    """The command that goes on with the run in ``run_dir``: the same command where the folder
+    is fixed (a recipe, or hydra.run.dir given), else the command with the folder named."""
+    import shlex
+
+    args = [a for a in argv if not a.startswith("resume=")]
+    if not any(a.startswith("hydra.run.dir=") for a in args) and not _fixed_folder(args):
+        args.append(f"hydra.run.dir={run_dir}")
+    return "bgnet train" + "".join(" " + shlex.quote(a) for a in args)
+
+
+def _fixed_folder(args: list[str]) -> bool:
+    """Whether the composed config names its run folder itself (as a recipe does)."""
+    return any(a.startswith("+recipe=") or a.startswith("recipe=") for a in args)
+
+
+def _log_to(run_dir: Path):
+    """Send the trainer's log lines (bgnet.train) to ``RUN/app.log``; returns the undo."""
+    import logging
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(run_dir / "app.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+    logger = logging.getLogger("bgnet.train")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+    def undo() -> None:
+        logger.removeHandler(handler)
+        handler.close()
+
+    return undo
+
+
+def _error(e: Exception | str, code: int) -> int:
     message = " ".join(str(e).split())
     print(f"bgnet train: error: {message}", file=sys.stderr)
     return code

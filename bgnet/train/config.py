@@ -28,9 +28,10 @@ class ConfigError(BadArgument):
 class ModelConfig:
     encoding: str = "tesauro"  # input encoding of the value net (bgnet.nn.encode.ENCODINGS)
     hidden: list[int] = field(default_factory=lambda: [80])  # hidden layer widths (contact net when split)
-    activation: str = "sigmoid"  # hidden units' activation (bgnet.nn.model.ACTIVATIONS)
+    activation: str | list[str] = "sigmoid"  # hidden units' activation, or one per layer (bgnet.nn.model.ACTIVATIONS)
     split: bool = False  # separate nets for contact and race positions
     race_hidden: list[int] | None = None  # race net's widths when split (None: same as hidden)
+    race_activation: str | list[str] | None = None  # race net's activation(s) when split (None: as activation)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class OptimConfig:
 @dataclass
 class TrainConfig:
     mode: str = "batched"  # batched: parallel games, λ-returns, minibatches | online: per-move TD(λ)
-    games: int = 30000  # total self-play games, counted from zero (a resumed run counts its past)
+    games: int = 30000  # total self-play games, counted from zero (a resumed run counts its past; a recipe's null: its end)
     parallel_games: int = 512  # games in flight at once in one self-play pool
     lam: float = 0.7  # λ of TD(λ)
     epsilon: float = 0.0  # chance a self-play move explores (its position still learns the greedy value)
@@ -87,6 +88,23 @@ class RayConfig:
     kill_worker_after_tasks: int | None = None  # fault drill: kill a busy worker after this many tasks
 
 
+# The keys a recipe's phase may set: what can change between two games of one run. The net's
+# architecture, the pool's size and the game's rules for training (bear-off cut, ply limit) stay.
+PHASE_KEYS = {
+    "train": ("lam", "epsilon", "explore_top", "batch_size", "buffer_positions", "epochs", "loss",
+              "search_target", "move_filter"),
+    "optim": ("lr", "lr_final", "weight_decay", "new_inputs_from", "new_inputs_lr_scale"),
+}
+
+
+@dataclass
+class Phase:
+    name: str = ""  # what the phase does, in a word or two (the progress bar and the logs show it)
+    until: int = 0  # games (counted from zero) at which the phase ends and the next begins
+    train: dict = field(default_factory=dict)  # train.* keys of PHASE_KEYS for this phase
+    optim: dict = field(default_factory=dict)  # optim.* keys: lr falls linearly to lr_final over the phase
+
+
 @dataclass
 class RunConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -99,6 +117,7 @@ class RunConfig:
     resume: str | None = None  # checkpoint to continue from (its run directory is reused)
     distributed: str = "none"  # none: self-play in this process | ray: on Ray actors
     progress: bool = True  # tqdm bar in the terminal
+    phases: list[Phase] = field(default_factory=list)  # a recipe's phases in order (none: one run as configured)
 
     def to_dict(self) -> dict:
         """Plain nested dict (what checkpoints and ``config.yaml`` record)."""
@@ -122,14 +141,64 @@ def load_config(cfg: DictConfig | dict | RunConfig) -> RunConfig:
         if value is None and name != "ray":
             raise ConfigError(f"config section '{name}' is missing")
         sections[name] = _build(kind, value or {}, name)
-    top = {f.name for f in dataclasses.fields(RunConfig)} - set(SECTIONS)
-    unknown = sorted(set(raw) - top - set(SECTIONS) - {"hydra", "experiment"})
+    top = {f.name for f in dataclasses.fields(RunConfig)} - set(SECTIONS) - {"phases"}
+    unknown = sorted(set(raw) - top - set(SECTIONS) - {"hydra", "experiment", "recipe", "phases"})
     if unknown:
-        known = ", ".join(sorted(top | set(SECTIONS)))
+        known = ", ".join(sorted(top | set(SECTIONS) | {"phases"}))
         raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {known}")
-    run = RunConfig(**sections, **{k: raw[k] for k in top if k in raw})
+    phases = _phases(raw.get("phases") or [])
+    if sections["train"].games is None and phases:  # a recipe runs to its last phase's end
+        sections["train"].games = phases[-1].until
+    run = RunConfig(**sections, **{k: raw[k] for k in top if k in raw}, phases=phases)
     check(run)
     return run
+
+
+def _phases(raw: Any) -> list[Phase]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"config key 'phases' must be a list of phases (name, until, train, optim); got {raw!r}")
+    out = []
+    for i, value in enumerate(raw):
+        if isinstance(value, Phase):
+            out.append(value)
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(f"config key 'phases[{i}]' must be a mapping (name, until, train, optim); got {value!r}")
+        names = {f.name for f in dataclasses.fields(Phase)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ConfigError(f"unknown config key(s) in 'phases[{i}]': {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(names))}")
+        out.append(Phase(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}))
+    return out
+
+
+def phase_index(run: RunConfig, games: int) -> int:
+    """The index of the phase that the run's game number ``games`` belongs to (the last phase
+    once every boundary is passed); 0 for a run without phases."""
+    for i, phase in enumerate(run.phases):
+        if games < phase.until:
+            return i
+    return max(0, len(run.phases) - 1)
+
+
+def phase_start(run: RunConfig, i: int) -> int:
+    """The games at which phase ``i`` begins."""
+    return run.phases[i - 1].until if i > 0 else 0
+
+
+def in_phase(run: RunConfig, i: int) -> RunConfig:
+    """The config a run trains with during phase ``i``: the phase's train and optim keys over
+    the run's own, its learning rate falling from ``lr`` at the phase's start to ``lr_final`` at
+    its end, and ``train.games`` the phase's end (a run may stop sooner: its own ``train.games``)."""
+    if not run.phases:
+        return run
+    phase = run.phases[i]
+    train = dataclasses.replace(run.train, **phase.train)
+    train.games = phase.until
+    optim = dataclasses.replace(run.optim, **phase.optim)
+    optim.decay_start = phase_start(run, i)
+    return dataclasses.replace(run, train=train, optim=optim)
 
 
 def validate(cfg: DictConfig | dict) -> RunConfig:
@@ -182,18 +251,52 @@ def check(run: RunConfig) -> None:
         raise ConfigError("config key 'train.move_filter' needs device=cpu and train.mode=batched "
                           "(it runs in the compiled CPU pass of batched self-play); got "
                           f"device={run.device}, train.mode={run.train.mode}")
+    _check_phases(run)
     if run.optim.new_inputs_from and run.train.mode != "batched":
         raise ConfigError("config key 'optim.new_inputs_from' needs train.mode=batched (it scales "
                           f"the steps of the minibatch learner); got train.mode={run.train.mode}")
 
 
+def _check_phases(run: RunConfig) -> None:
+    """Each phase's keys are ones a phase may set, its values pass the section's checks, and
+    the boundaries rise; ``train.games`` of a recipe is at most its last boundary."""
+    before = 0
+    for i, phase in enumerate(run.phases):
+        where = f"phases[{i}]" + (f" ({phase.name})" if phase.name else "")
+        if not isinstance(phase.name, str):
+            raise ConfigError(f"config key '{where}.name' must be a word or two; got {phase.name!r}")
+        _number(f"{where}.until", phase.until, lo=before, lo_open=True, integer=True)
+        before = phase.until
+        for section, allowed in PHASE_KEYS.items():
+            keys = getattr(phase, section)
+            if not isinstance(keys, dict):
+                raise ConfigError(f"config key '{where}.{section}' must be a mapping; got {keys!r}")
+            bad = sorted(set(keys) - set(allowed))
+            if bad:
+                raise ConfigError(f"config key(s) '{where}.{section}.{', '.join(bad)}' cannot change "
+                                  f"within a run; a phase may set {section}.{', '.join(allowed)}")
+        try:
+            checked = in_phase(run, i)
+            _check_train(checked.train)
+            _check_optim(checked.optim)
+        except ConfigError as e:
+            raise ConfigError(f"in {where}: {e}") from None
+    if run.phases and run.train.games > run.phases[-1].until:
+        raise ConfigError(f"config key 'train.games' is {run.train.games}, past the recipe's last phase "
+                          f"(which ends at {run.phases[-1].until}): leave it out, or at most that")
+
+
 def _check_model(m: ModelConfig) -> None:
     _choice("model.encoding", m.encoding, sorted(ENCODINGS))
-    _choice("model.activation", m.activation, sorted(ACTIVATIONS))
     m.hidden = _widths("model.hidden", m.hidden)
+    m.activation = _activations("model.activation", m.activation, len(m.hidden))
     if m.race_hidden is not None:
         m.race_hidden = _widths("model.race_hidden", m.race_hidden)
     _bool("model.split", m.split)
+    if m.race_activation is not None or (m.split and not isinstance(m.activation, str)):
+        race_layers = len(m.race_hidden if m.race_hidden is not None else m.hidden)
+        race = m.race_activation if m.race_activation is not None else m.activation
+        m.race_activation = _activations("model.race_activation", race, race_layers)
 
 
 def _check_optim(o: OptimConfig) -> None:
@@ -281,6 +384,19 @@ def _choice(key: str, v: Any, options) -> None:
 def _bool(key: str, v: Any) -> None:
     if not isinstance(v, bool):
         raise ConfigError(f"config key '{key}' must be true or false; got {v!r}")
+
+
+def _activations(key: str, v: Any, layers: int) -> str | list[str]:
+    """One activation name, or a list of one name per hidden layer (``layers`` of them)."""
+    if isinstance(v, str):
+        _choice(key, v, sorted(ACTIVATIONS))
+        return v
+    if not isinstance(v, list) or len(v) != layers:
+        raise ConfigError(f"config key '{key}' must be one activation or a list of {layers} (one per "
+                          f"hidden layer); got {v!r}")
+    for name in v:
+        _choice(key, name, sorted(ACTIVATIONS))
+    return list(v)
 
 
 def _widths(key: str, v: Any) -> list[int]:

@@ -46,6 +46,7 @@ class TaskResult:
     version: int  # weights version the task started with
     seconds: float  # time spent playing (and searching, with train.search_target)
     pid: int  # the worker's process (changes when a worker is replaced)
+    cpu_seconds: float = 0.0  # CPU time the task took in the worker's process
 
 
 class SelfPlayWorker:
@@ -81,7 +82,7 @@ class SelfPlayWorker:
         if games < 1:
             raise ValueError(f"a self-play task needs at least one game; got {games}")
         self._load(version, weights)
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         parts, done = [], 0
         while done < games:
             fin = self.pool.step()
@@ -89,7 +90,7 @@ class SelfPlayWorker:
                 parts.append(fin)
                 done += len(fin.results)
         played = with_search_targets(concat_games(parts), self.searcher, self.search_weight)
-        return TaskResult(played, version, time.perf_counter() - t, os.getpid())
+        return TaskResult(played, version, time.perf_counter() - t, os.getpid(), time.process_time() - cpu)
 
     def _load(self, version: int, weights) -> None:
         if version == self.version:
@@ -296,8 +297,9 @@ class RaySource:
         self.drill = self.settings["kill_worker_after_tasks"]
         self.tasks_done = 0
         self.staleness: list[int] = []
+        self.cfg, self.net_config, self.worker_cpu = cfg, net.config(), 0.0
         try:
-            self.workers = WorkerGroup(self.ray, self.settings, cfg, net.config(), games_at_start)
+            self.workers = WorkerGroup(self.ray, self.settings, cfg, self.net_config, games_at_start)
             self.sync(net, version)
         except BaseException:
             self._disconnect()
@@ -310,6 +312,7 @@ class RaySource:
         if result is None:  # a probe answered, or a worker died and is being replaced
             return concat_games([])
         self.tasks_done += 1
+        self.worker_cpu += result.cpu_seconds
         self.staleness.append(self.version - result.version)
         return result.games
 
@@ -321,6 +324,21 @@ class RaySource:
 
     def state(self) -> dict:
         return {}  # worker dice are reseeded from the games played at each start
+
+    def games_in_flight(self) -> dict:
+        return {}  # the workers' games are not kept: a resumed run starts fresh ones
+
+    def resume_games(self, state: dict) -> None:
+        pass
+
+    def configure(self, train, games: int) -> None:
+        """Fresh workers with the new phase's settings (their games in flight are dropped)."""
+        self.workers.shutdown()
+        self.cfg = dataclasses.replace(self.cfg, train=train)
+        self.workers = WorkerGroup(self.ray, self.settings, self.cfg, self.net_config, games)
+
+    def cpu_seconds(self) -> float:
+        return self.worker_cpu
 
     def scalars(self) -> dict[str, float]:
         out = {"distributed/workers": self.settings["workers"],

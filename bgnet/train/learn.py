@@ -48,7 +48,8 @@ def build_net(model: ModelConfig) -> ValueNet | SplitValueNet:
     hidden = list(model.hidden)
     if model.split:
         race = list(model.race_hidden) if model.race_hidden is not None else hidden
-        return SplitValueNet(model.encoding, hidden, model.activation, race_hidden=race)
+        return SplitValueNet(model.encoding, hidden, model.activation, race_hidden=race,
+                             race_activation=model.race_activation)
     return ValueNet(model.encoding, hidden, model.activation)
 
 

@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 from bgnet.bots.net import NetBot
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.model import net_from_config
-from bgnet.train.config import RunConfig, load_config
+from bgnet.train.config import RunConfig, in_phase, load_config, phase_index
 from bgnet.train.learn import (
     Learner,
     build_net,
@@ -71,8 +71,8 @@ def default_source(trainer: Trainer) -> GameSource:
     if trainer.cfg.distributed == "ray":
         from bgnet.train.distributed import RaySource
 
-        return RaySource(trainer.cfg, trainer.net, trainer.version, trainer.games)
-    return LocalSource(trainer.net, trainer.device, trainer.cfg.train, trainer.selfplay_rng)
+        return RaySource(trainer.active, trainer.net, trainer.version, trainer.games)
+    return LocalSource(trainer.net, trainer.device, trainer.active.train, trainer.selfplay_rng)
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,8 +172,68 @@ class Checkpoints:
 # The run
 
 
+class Interrupted(Exception):
+    """The run was stopped by a signal (Ctrl-C, SIGTERM) and saved; exit code 130."""
+
+
+class StopSignals:
+    """While active, SIGINT and SIGTERM set ``self.signal`` instead of raising, so a stop lands
+    between two steps of the loop (never inside compiled code, where an exception cannot be
+    raised cleanly); a second SIGINT raises KeyboardInterrupt at once. Only the main thread can
+    take signals: elsewhere this does nothing."""
+
+    def __init__(self, note: Callable[[str], None]):
+        self.signal: int | None = None
+        self.note = note
+        self.saved: dict = {}
+
+    def __enter__(self) -> StopSignals:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        import signal
+
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.note("stopping: saving at the end of this step (Ctrl-C again to stop at once)")
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+        self.saved.clear()
+
+
+def as_tensors(value):
+    """``value`` with numpy arrays turned into torch tensors (a checkpoint keeps them compact)."""
+    if isinstance(value, dict):
+        return {k: as_tensors(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(value))
+    return value
+
+
+def as_arrays(value):
+    """The inverse of :func:`as_tensors`."""
+    if isinstance(value, dict):
+        return {k: as_arrays(v) for k, v in value.items()}
+    if isinstance(value, torch.Tensor):
+        return value.numpy()
+    return value
+
+
 class Trainer:
-    """A run's state (net, optimizer, games played, weights version, generators) and its loop."""
+    """A run's state (net, optimizer, games played, weights version, generators, phase, compute
+    spent) and its loop. A recipe's run (``phases``) trains each phase with that phase's settings
+    (:func:`bgnet.train.config.in_phase`); a run without phases is one phase."""
 
     def __init__(self, cfg: RunConfig, run_dir: Path, progress: bool | None, requested: Requested):
         self.threads = set_threads(cfg.train.threads)
@@ -185,6 +245,11 @@ class Trainer:
         self.selfplay_rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 1]))
         torch.manual_seed(cfg.seed)
         self.games = self.version = 0
+        self.compute = {"cpu_seconds": 0.0, "wall_seconds": 0.0}  # spent before this sitting
+        # The run's curve, kept in every checkpoint so that it travels with the run: one entry
+        # per evaluation and per phase boundary (games, core-hours, phase, results).
+        self.history: list[dict] = []
+        self.saved_play: dict = {}  # the games in flight and unlearned of a resumed checkpoint
         data = None
         if cfg.resume:
             data = load_checkpoint(cfg.resume, map_location=device)
@@ -198,6 +263,8 @@ class Trainer:
             self._restore(data)
         self.progress = cfg.progress if progress is None else bool(progress)
         self.total = cfg.train.games
+        self.phase = phase_index(cfg, self.games)
+        self.active = in_phase(cfg, self.phase)
 
     def _restore(self, data: dict) -> None:
         self.net.load_state_dict(data["net_state"])
@@ -212,6 +279,9 @@ class Trainer:
             self.selfplay_rng.bit_generator.state = rng["selfplay"]
         else:  # a checkpoint from before the pool had its own dice: fresh ones for this part
             self.selfplay_rng = np.random.default_rng(np.random.SeedSequence([self.cfg.seed, 1, self.games]))
+        self.compute.update(data.get("compute") or {})
+        self.history = list(data.get("history") or [])
+        self.saved_play = as_arrays(data.get("play") or {})
         print(f"resumed from {self.cfg.resume} at {self.games} games")
 
     # -- payloads ------------------------------------------------------------------------------
@@ -222,43 +292,104 @@ class Trainer:
         state = rng_state(self.rng)
         if self.source is not None:
             state.update(self.source.state())
+        play = {}
+        if self.source is not None:
+            play["pool"] = self.source.games_in_flight()
+        if self.buffer:
+            unlearned = concat_games(self.buffer)
+            play["buffer"] = {"boards": unlearned.boards, "targets": unlearned.targets}
         return {"net_config": self.net.config(), "net_state": self.net.state_dict(),
                 "optimizer_state": self.opt.state_dict(), "games": self.games,
                 "config": self.cfg.to_dict(), "rng": plain(state), "metrics": plain(metrics or {}),
-                "weights_version": self.version}
+                "weights_version": self.version, "compute": self.spent(),
+                "phase": self._phase_name(), "play": as_tensors(play), "history": self.history}
 
     def save(self, name: str, metrics: dict | None = None, numbered: bool = False) -> Path:
         if numbered:
             return self.ckpt.numbered(self.games, self.payload(metrics), self.config_yaml())
         return self.ckpt.save(name, self.payload(metrics), self.config_yaml())
 
+    def spent(self) -> dict:
+        """Compute spent on the run so far: CPU seconds of this process (every thread) and of
+        remote self-play workers, and wall seconds, over every sitting."""
+        if not hasattr(self, "cpu_at_start"):
+            return dict(self.compute)
+        remote = self.source.cpu_seconds() if self.source is not None else 0.0
+        return {"cpu_seconds": self.compute["cpu_seconds"] + time.process_time() - self.cpu_at_start + remote,
+                "wall_seconds": self.compute["wall_seconds"] + time.perf_counter() - self.t_start}
+
     # -- the run -------------------------------------------------------------------------------
     def run(self, make_source: SourceFactory) -> dict:
         self.source = None
+        self.buffer: list[FinishedGames] = []
         if self.games >= self.total:
             return self._already_reached()
         self.t_start = time.perf_counter()
+        self.cpu_at_start = time.process_time()
         if self.cfg.train.mode == "online":
             self.step = self._online_step()
         else:
             # Built before anything is written: a source that cannot start (no Ray cluster at
             # ray.address) leaves the run directory as it was.
             self.source = make_source(self)
-            self.step = self._batched_step()
+            self._restore_play()
+            self.learner = self._learner()
+            self.step = self._batched_step
+        interrupted = None
         try:
             self._start()
-            try:
-                self._loop()
-            except KeyboardInterrupt:
-                self.bar.write("interrupted: saving a checkpoint")
-            finally:  # whatever stopped the run, what it learned is kept
-                self.bar.close()
-                final_path = self.save("latest.pt")
-                self.writer.flush()
+            with StopSignals(self._note) as self.signals:
+                try:
+                    self._loop()
+                except KeyboardInterrupt:
+                    self.signals.signal = 2
+                finally:  # whatever stopped the run, what it learned is kept
+                    self.bar.close()
+                    final_path = self.save("latest.pt")
+                    self.writer.flush()
+                    interrupted = self.signals.signal
         finally:
             if self.source is not None:
                 self.source.close()
+        if interrupted is not None:
+            self.writer.close()
+            self._log_line(f"stopped at {self.games} games; saved {final_path}")
+            raise Interrupted(f"stopped at {self.games:,} games ({self._phase_name()}); saved {final_path}")
         return self._finish(final_path)
+
+    def _restore_play(self) -> None:
+        """The games in flight and the positions not yet learned, where the checkpoint has them
+        and this run's pool can take them (a local pool of the same size)."""
+        saved = self.saved_play
+        if self.source is not None and saved.get("pool"):
+            try:
+                self.source.resume_games(saved["pool"])
+            except ValueError as e:
+                print(f"note: {e}; the games in flight start afresh", file=sys.stderr)
+        if saved.get("buffer"):
+            b = saved["buffer"]
+            self.buffer = [FinishedGames(np.asarray(b["boards"], np.int8), np.asarray(b["targets"], np.float32),
+                                         np.empty(0, np.int64), np.empty(0, np.int64))]
+        self.saved_play = {}
+
+    def _learner(self) -> Learner:
+        T, O = self.active.train, self.active.optim
+        return Learner(self.net, self.opt, T.loss, self.device, fast_cpu=T.fast_cpu,
+                       new_inputs=(O.new_inputs_from, O.new_inputs_lr_scale) if O.new_inputs_from else None)
+
+    def _phase_name(self) -> str:
+        if not self.cfg.phases:
+            return "run"
+        return f"phase {self.phase + 1}/{len(self.cfg.phases)} {self.cfg.phases[self.phase].name}".rstrip()
+
+    def _note(self, text: str) -> None:
+        bar = getattr(self, "bar", None)
+        (bar.write if bar is not None else print)(text)
+
+    def _log_line(self, text: str) -> None:
+        import logging
+
+        logging.getLogger("bgnet.train").info(text)
 
     def _start(self) -> None:
         """The run directory's config, checkpoints folder, TensorBoard writer and progress bar."""
@@ -271,10 +402,18 @@ class Trainer:
         self.games_at_start = self.games_first = self.games
         self.t_first: float | None = None  # first games in: the rate is measured from there
         self.stats = _Stats()
-        self.lr = learning_rate(self.cfg.optim, self.games, self.total)
+        self.lr = learning_rate(self.active.optim, self.games, self.active.train.games)
         self.bar = tqdm(total=self.total, initial=min(self.games, self.total), unit="game",
-                        disable=not self.progress, dynamic_ncols=True,
-                        desc="self-play" + (" (ray)" if self.cfg.distributed == "ray" else ""))
+                        disable=not self.progress, dynamic_ncols=True, desc=self._bar_name(),
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} games "
+                                   "[{elapsed}{postfix}]")
+        self._log_line(f"training {self.run_dir} from {self.games} games, {self._phase_name()}")
+        if self.cfg.phases:
+            self.writer.add_scalar("train/phase", self.phase + 1, self.games)
+
+    def _bar_name(self) -> str:
+        name = self._phase_name() if self.cfg.phases else "self-play"
+        return name + (" (ray)" if self.cfg.distributed == "ray" else "")
 
     def _already_reached(self) -> dict:
         print(f"bgnet train: warning: train.games={self.total} is already reached: {self.cfg.resume} "
@@ -288,8 +427,9 @@ class Trainer:
         last_ckpt = self.games - self.games % T.checkpoint_every
         last_eval = self.games - (self.games % E.every if E.every else 0)
         last_log = self.games
-        while self.games < self.total:
-            self.lr = learning_rate(self.cfg.optim, self.games, self.total)
+        while self.games < self.total and self.signals.signal is None:
+            A = self.active
+            self.lr = learning_rate(A.optim, self.games, A.train.games)
             results, lengths, losses = self.step(self.lr)
             self.stats.losses.extend(losses)
             if not len(results):
@@ -298,10 +438,13 @@ class Trainer:
             self.games += len(results)
             if self.t_first is None:  # the rate counts the games after the first ones
                 self.t_first, self.games_first = time.perf_counter(), self.games
+            self._postfix()
             self.bar.update(len(results))
             if self.games - last_log >= T.log_every or self.games >= self.total:
                 self._log()
                 last_log = self.games
+            if self.games >= A.train.games and self.games < self.total:
+                self._next_phase()
             if self.games - last_ckpt >= T.checkpoint_every:
                 self.save("latest.pt")
                 self.save("", numbered=True)
@@ -311,35 +454,51 @@ class Trainer:
                 previous = self.ckpt.previous(self.games) if E.previous else None
                 res = evaluate_against(self.net, self.device, E.opponents, E.games,
                                        seed=self.cfg.seed + 1, previous=previous)
-                _log_eval(self.writer, res, self.games, self.bar)
+                self._record(res)
+                _log_eval(self.writer, res, self.games, self.bar, self.spent())
                 last_eval = self.games - self.games % E.every
 
-    def _batched_step(self):
+    def _record(self, res: dict, final: bool = False) -> None:
+        """An evaluation's results in the run's history (see ``self.history``)."""
+        entry = {"games": self.games, "core_hours": self.spent()["cpu_seconds"] / 3600,
+                 "phase": self._phase_name(), "eval": plain(res)}
+        if final:
+            entry["final"] = True
+        self.history.append(entry)
+
+    def _next_phase(self) -> None:
+        """Enter the phase the games played now belong to: its settings for the source, the
+        learner and the rate schedule; the net, the optimizer's state and the games in flight
+        go on."""
+        self.phase = phase_index(self.cfg, self.games)
+        self.active = in_phase(self.cfg, self.phase)
+        assert self.source is not None
+        self.source.configure(self.active.train, self.games)
+        self.learner = self._learner()
+        for group in self.opt.param_groups:
+            group["weight_decay"] = self.active.optim.weight_decay
+        self.writer.add_scalar("train/phase", self.phase + 1, self.games)
+        self.history.append({"games": self.games, "core_hours": self.spent()["cpu_seconds"] / 3600,
+                             "phase": self._phase_name(), "begins": True})
+        self.bar.set_description_str(self._bar_name())
+        self.bar.write(f"[{self.games} games] {self._phase_name()} begins")
+        self._log_line(f"{self.games} games: {self._phase_name()} begins")
+
+    def _batched_step(self, lr: float):
         """Games from the source; a round of learning once the buffer is full."""
-        T = self.cfg.train
-        O = self.cfg.optim
-        learner = Learner(self.net, self.opt, T.loss, self.device, fast_cpu=T.fast_cpu,
-                          new_inputs=(O.new_inputs_from, O.new_inputs_lr_scale) if O.new_inputs_from else None)
-        buffer: list[FinishedGames] = []
-        buffered = 0
-
-        def step(lr: float):
-            nonlocal buffer, buffered
-            assert self.source is not None, "batched training draws its games from a source"
-            fin = self.source.next_games(self.total - self.games)
-            if len(fin.results):
-                buffer.append(fin)
-                buffered += len(fin.boards)
-            losses: list[float] = []
-            if buffered >= T.buffer_positions:
-                losses = learn_step(learner, concat_games(buffer), lr=lr, epochs=T.epochs,
-                                    batch_size=T.batch_size, rng=self.rng)
-                buffer, buffered = [], 0
-                self.version += 1
-                self.source.sync(self.net, self.version)
-            return fin.results, fin.lengths, losses
-
-        return step
+        T = self.active.train
+        assert self.source is not None, "batched training draws its games from a source"
+        fin = self.source.next_games(self.total - self.games)
+        if len(fin.results):
+            self.buffer.append(fin)
+        losses: list[float] = []
+        if sum(len(b.boards) for b in self.buffer) >= T.buffer_positions:
+            losses = learn_step(self.learner, concat_games(self.buffer), lr=lr, epochs=T.epochs,
+                                batch_size=T.batch_size, rng=self.rng)
+            self.buffer = []
+            self.version += 1
+            self.source.sync(self.net, self.version)
+        return fin.results, fin.lengths, losses
 
     def _online_step(self):
         """One game of online TD(λ), learning after every move."""
@@ -361,28 +520,54 @@ class Trainer:
             return 0.0
         return (self.games - self.games_first) / max(time.perf_counter() - self.t_first, 1e-9)
 
+    def _left(self, until: int, gps: float) -> str:
+        """The time the games up to ``until`` take at ``gps`` games a second, as H:MM:SS."""
+        if gps <= 0 or time.perf_counter() - (self.t_first or time.perf_counter()) < 20:
+            return "?"  # a rate from the first seconds is not worth an estimate
+        secs = int(max(0, until - self.games) / gps)
+        return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+
     def _log(self) -> None:
         gps = self._rate()
+        spent = self.spent()
         self.stats.write(self.writer, self.games, lr=self.lr, games_per_second=gps,
                          weight_norm=weight_norm(self.net))
+        self.writer.add_scalar("compute/core_hours", spent["cpu_seconds"] / 3600, self.games)
+        self.writer.add_scalar("compute/wall_hours", spent["wall_seconds"] / 3600, self.games)
         for key, value in (self.source.scalars() if self.source else {}).items():
             self.writer.add_scalar(key, value, self.games)
-        self.bar.set_postfix(gps=f"{gps:.0f}", loss=f"{self.stats.last_loss:.4f}")
         self.stats.reset()
+
+    def _postfix(self) -> None:
+        """The bar's one rate (games/s since the first games came in) and the time left, for
+        the phase and the recipe; refreshed at most once a second."""
+        now = time.perf_counter()
+        if now - getattr(self, "_postfix_at", 0.0) < 1.0 and self.games < self.total:
+            return
+        self._postfix_at = now
+        gps = self._rate()
+        left = f"{self._left(self.total, gps)} left"
+        if self.cfg.phases and len(self.cfg.phases) > 1:
+            left = f"phase {self._left(min(self.active.train.games, self.total), gps)} left, recipe {left}"
+        self.bar.set_postfix_str(f"{gps:,.0f} games/s, {left}", refresh=False)
 
     def _finish(self, final_path: Path) -> dict:
         E = self.cfg.eval
+        spent = self.spent()
         summary = {"games": self.games, "checkpoint": str(final_path), "threads": self.threads,
                    "device": self.device, "seconds": round(time.perf_counter() - self.t_start, 1),
                    "distributed": self.cfg.distributed, "games_at_start": self.games_at_start,
                    "weights_version": self.version, "games_per_second": round(self._rate(), 1),
                    "seconds_to_first_result": (round(self.t_first - self.t_start, 1)
-                                               if self.t_first is not None else None)}
+                                               if self.t_first is not None else None),
+                   "core_hours": round(spent["cpu_seconds"] / 3600, 3),
+                   "wall_hours": round(spent["wall_seconds"] / 3600, 3)}
         if self.source is not None:
             summary.update(self.source.summary())
         if E.final_games and self.games >= self.total:
             res = evaluate_against(self.net, self.device, E.opponents, E.final_games, seed=self.cfg.seed + 2)
-            _log_eval(self.writer, res, self.games, None)
+            self._record(res, final=True)
+            _log_eval(self.writer, res, self.games, None, self.spent())
             summary["final_eval"] = res
             self.save("latest.pt", metrics=res)
             if not (self.ckpt.dir / self.ckpt.name(self.games)).exists():
@@ -422,14 +607,20 @@ class _Stats:
             writer.add_scalar(f"train/{k}", v, games)
 
 
-def _log_eval(writer, res: dict, games: int, bar) -> None:
+def _log_eval(writer, res: dict, games: int, bar, spent: dict | None = None) -> None:
+    import logging
+
     for opp, r in res.items():
         if "ppg" in r:
             writer.add_scalar(f"eval/ppg_vs_{opp}", r["ppg"], games)
             writer.add_scalar(f"eval/ppg_ci95_vs_{opp}", r["ppg_ci95"], games)  # bgnet plot's band
             writer.add_scalar(f"eval/win_rate_vs_{opp}", r["win_rate"], games)
+    if spent is not None:
+        writer.add_scalar("compute/core_hours", spent["cpu_seconds"] / 3600, games)
+    line = _format_eval(res, games)
+    logging.getLogger("bgnet.train").info(line)
     if bar is not None:
-        bar.write(_format_eval(res, games))
+        bar.write(line)
 
 
 def _format_eval(res: dict, games: int) -> str:

@@ -57,6 +57,15 @@ class MoveFilter:
         self.coef: np.ndarray | None = None  # readout: hidden @ coef[:-1] + coef[-1]
         self.steps = 0
 
+    def state(self) -> dict:
+        """The readout and the step count (when the next refit falls), for a checkpoint."""
+        return {"coef": None if self.coef is None else self.coef.copy(), "steps": int(self.steps)}
+
+    def restore(self, state: dict) -> None:
+        coef = state.get("coef")
+        self.coef = None if coef is None else np.asarray(coef, np.float32)
+        self.steps = int(state["steps"])
+
     def values(self, after: np.ndarray, parents: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Probabilities for the mover of every afterstate (rows of position ``i`` at
         ``off[i]:off[i + 1]``, as :func:`bgnet.engine.movegen.generate_batch` writes them), NaN

@@ -51,7 +51,7 @@ def model_of_net(net_config: dict) -> ModelConfig:
         c, r = net_config["contact"], net_config["race"]
         return ModelConfig(encoding=c["encoding"], hidden=list(c["hidden"]),
                            activation=c.get("activation", "sigmoid"), split=True,
-                           race_hidden=list(r["hidden"]))
+                           race_hidden=list(r["hidden"]), race_activation=r.get("activation", "sigmoid"))
     return ModelConfig(encoding=net_config["encoding"], hidden=list(net_config["hidden"]),
                        activation=net_config.get("activation", "sigmoid"), split=False, race_hidden=None)
 
@@ -83,7 +83,17 @@ def _normal(m: ModelConfig) -> dict:
     d = dataclasses.asdict(m)
     # race_hidden means nothing without split, and null means "as hidden" with it.
     d["race_hidden"] = (list(m.race_hidden or m.hidden)) if m.split else None
+    race_act = m.race_activation if m.race_activation is not None else m.activation
+    d["race_activation"] = _one_name(race_act) if m.split else None
+    d["activation"] = _one_name(m.activation)
     return d
+
+
+def _one_name(activation):
+    """A list naming one activation throughout is that activation (as the net records it)."""
+    if isinstance(activation, list) and len(set(activation)) == 1:
+        return activation[0]
+    return activation
 
 
 def _reconcile_model(want: ModelConfig, have: ModelConfig, requested: Requested, path: str,

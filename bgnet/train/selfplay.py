@@ -168,6 +168,47 @@ class SelfPlayPool:
         self.boards[i] = start_position()
         self.ply[i] = 0
 
+    def configure(self, lam: float, epsilon: float, explore_top: int, move_filter: int) -> None:
+        """New settings for the moves still to play (a recipe's next phase); the games in flight
+        go on. Their λ-returns use the new λ from here on, as every return is made at a game's end."""
+        if explore_top == 1 or explore_top < 0:
+            raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {explore_top}")
+        self.lam, self.epsilon, self.explore_top = float(lam), float(epsilon), int(explore_top)
+        keep = self.filter.keep if self.filter is not None else 0
+        if move_filter != keep:
+            self.filter = MoveFilter(self.ev, move_filter) if move_filter else None
+
+    def state(self) -> dict:
+        """The games in flight, as plain arrays (no generator: its owner saves it), so that a run
+        resumed from a checkpoint plays on exactly as it would have without stopping."""
+        plies = self.ply.astype(np.int64)
+        in_game = np.arange(self.hist.shape[1])[None, :] < plies[:, None]
+        with_value = np.arange(self.values.shape[1])[None, :] <= plies[:, None]
+        out = {"boards": self.boards.copy(), "ply": plies, "hist": self.hist[in_game],
+               "values": self.values[with_value], "explored": self.explored[in_game],
+               "need_value": bool(self._need_value), "bearoff_games": int(self.bearoff_games)}
+        if self.filter is not None:
+            out["filter"] = self.filter.state()
+        return out
+
+    def restore(self, state: dict) -> None:
+        """Put back the games of :meth:`state` (a pool of the same size and ``max_plies``)."""
+        ply = np.asarray(state["ply"], np.int64)
+        if ply.shape != (self.n,) or (ply > self.max_plies).any():
+            raise ValueError(f"the saved self-play pool holds {len(ply)} games (of up to {ply.max()} "
+                             f"plies); this pool holds {self.n} of up to {self.max_plies}")
+        self.boards[:] = np.asarray(state["boards"], np.int8)
+        self.ply[:] = ply
+        in_game = np.arange(self.hist.shape[1])[None, :] < ply[:, None]
+        with_value = np.arange(self.values.shape[1])[None, :] <= ply[:, None]
+        self.hist[in_game] = np.asarray(state["hist"], np.int8)
+        self.values[with_value] = np.asarray(state["values"], np.float32)
+        self.explored[in_game] = np.asarray(state["explored"], np.bool_)
+        self._need_value = bool(state["need_value"])
+        self.bearoff_games = int(state.get("bearoff_games", 0))
+        if self.filter is not None and state.get("filter"):
+            self.filter.restore(state["filter"])
+
     def _dice(self) -> np.ndarray:
         dice = self.rng.integers(1, 7, size=(self.n, 2))
         # The opening roll is never a double: each side rolls one die and ties are rolled again.

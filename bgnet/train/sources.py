@@ -36,6 +36,19 @@ class GameSource(Protocol):
     def state(self) -> dict:
         """What a checkpoint keeps so that a resumed run goes on with the same dice (plain types)."""
 
+    def games_in_flight(self) -> dict:
+        """The games being played, as arrays, for a checkpoint (empty where they cannot be kept)."""
+
+    def resume_games(self, state: dict) -> None:
+        """Go on with the games of :meth:`games_in_flight` (ValueError if they do not fit)."""
+
+    def configure(self, train: TrainConfig, games: int) -> None:
+        """A recipe's next phase begins at ``games``: play the games to come with ``train``'s
+        settings (λ, exploration, move filter, search targets)."""
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds spent by self-play outside this process since the source started."""
+
     def scalars(self) -> dict[str, float]:
         """Extra TensorBoard scalars, written at each log point."""
 
@@ -54,12 +67,29 @@ class LocalSource:
         from bgnet.bots.net import NetEvaluator
 
         self.rng = rng
+        self.net, self.device = net, device
         self.pool = SelfPlayPool(NetEvaluator(net, device), train.parallel_games, rng, lam=train.lam,
                                  max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff,
                                  move_filter=train.move_filter, explore_top=train.explore_top)
+        self._search(train)
+
+    def _search(self, train: TrainConfig) -> None:
         self.search_weight = train.search_target
-        self.searcher = (searcher_for(net, device, train.bearoff, train.move_filter)
+        self.searcher = (searcher_for(self.net, self.device, train.bearoff, train.move_filter)
                          if train.search_target else None)
+
+    def configure(self, train: TrainConfig, games: int) -> None:
+        self.pool.configure(train.lam, train.epsilon, train.explore_top, train.move_filter)
+        self._search(train)
+
+    def games_in_flight(self) -> dict:
+        return self.pool.state()
+
+    def resume_games(self, state: dict) -> None:
+        self.pool.restore(state)
+
+    def cpu_seconds(self) -> float:
+        return 0.0  # self-play runs in this process: its CPU time is the process's
 
     def next_games(self, wanted: int) -> FinishedGames:
         return with_search_targets(self.pool.step(), self.searcher, self.search_weight)
