@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from bgnet.arguments import error_line, user_error_code
-from bgnet.errors import EXIT_INTERRUPTED, EXIT_USAGE
+from bgnet.errors import EXIT_INTERRUPTED, EXIT_USAGE, require
 
 
 def _cmd_moves(argv: list[str]) -> int:
@@ -170,6 +170,13 @@ def _cmd_plot(argv: list[str]) -> int:
     return plot_main(argv)
 
 
+# What each verb needs beyond bgnet's own dependencies (numpy, numba, onnxruntime, tqdm): the
+# training extra brings torch, Hydra, TensorBoard and matplotlib.
+TRAINING = ("torch",)
+NEEDS = {"train": ("torch", "hydra", "omegaconf", "tensorboard"), "export": ("torch", "onnx"),
+         "widen": TRAINING, "deepen": TRAINING, "average": TRAINING, "distill": TRAINING,
+         "plot": ("matplotlib", "tensorboard")}
+
 COMMANDS = {
     "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
@@ -232,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(COMMANDS)} (see 'bgnet --help')", file=sys.stderr)
         return EXIT_USAGE
     try:
+        if name in NEEDS and not {"-h", "--help"} & set(rest):
+            require(NEEDS[name], "train", f"bgnet {name}")
         return COMMANDS[name][0](rest) or 0
     except BrokenPipeError:
         # Output piped into e.g. `head`, which stopped reading: not an error for the user.
@@ -248,5 +257,15 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
 
+def run() -> int:
+    """The ``bgnet`` program: :func:`main`, after which a late Ctrl-C (while the interpreter shuts
+    down, the work done) no longer turns a finished command into a death by signal."""
+    import signal
+
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -36,3 +36,27 @@ class BadInputFile(UserError, ValueError):
     """An input file that cannot be used: missing, corrupt, foreign or unsafe (exit code 3)."""
 
     exit_code = EXIT_INPUT
+
+
+class MissingExtra(UserError):
+    """A verb or a file that needs an optional part of bgnet that is not installed (exit code 2);
+    the message names the extra that brings it, e.g. ``pip install 'bgnet[train]'``."""
+
+    exit_code = EXIT_USAGE
+
+
+def require(modules: tuple[str, ...], extra: str, what: str) -> None:
+    """Raise :class:`MissingExtra` unless every module of ``modules`` can be imported.
+
+    >>> require(("numpy",), "train", "bgnet train")
+    >>> require(("no_such_module_here",), "train", "bgnet train")
+    Traceback (most recent call last):
+    ...
+    bgnet.errors.MissingExtra: bgnet train needs no_such_module_here, which comes with bgnet's 'train' extra: pip install 'bgnet[train]'
+    """
+    from importlib.util import find_spec
+
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise MissingExtra(f"{what} needs {', '.join(missing)}, which comes with bgnet's '{extra}' "
+                           f"extra: pip install 'bgnet[{extra}]'")

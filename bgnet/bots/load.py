@@ -6,6 +6,8 @@ Specs understood by :func:`load_bot`:
 * ``pubeval``: Tesauro's public evaluator (needs ``bgnet[ref]``);
 * ``gnubg:N``: GNU Backgammon's network at N-ply, N = 0..3 (``gnubg`` alone is 0-ply; needs
   ``bgnet[ref]``);
+* ``bgnet-default`` or ``bgnet-deep``: a bot shipped with bgnet (:mod:`bgnet.resources`), with a
+  search depth as ``bgnet-deep@1``;
 * anything else is a path to a checkpoint or an exported bot, optionally with a search depth:
   ``PATH@PLY``.
 
@@ -28,27 +30,30 @@ from pathlib import Path
 
 from bgnet.bots.base import Bot
 from bgnet.bots.onnx_eval import BotFileMissing
-from bgnet.errors import BadArgument
+from bgnet.errors import BadArgument, require
+from bgnet.resources import DEFAULT_BOT, SHIPPED_BOTS, shipped_bot
 
-DEFAULT_BOT_NAME = "bgnet-default.onnx"
-BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2")
+DEFAULT_BOT_NAME = SHIPPED_BOTS[DEFAULT_BOT]
+BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2", *SHIPPED_BOTS)
 
 
 def default_bot_path() -> Path | None:
-    """The bot shipped with bgnet, ``checkpoints/bgnet-default.onnx`` next to the ``bgnet``
-    package (the root of the source tree), when that file exists; otherwise None."""
-    root = Path(__file__).resolve().parents[2]  # bgnet/bots/load.py -> the source tree
-    path = root / "checkpoints" / DEFAULT_BOT_NAME
-    return path if path.is_file() else None
+    """The file of the bot shipped with bgnet (``bgnet-default``), or None where it is missing."""
+    return shipped_bot(DEFAULT_BOT)
 
 
 def load_default_bot(ply: int | None = 0):
     """The bot shipped with bgnet (:func:`default_bot_path`) at ``ply``."""
-    path = default_bot_path()
+    return load_shipped_bot(DEFAULT_BOT, ply)
+
+
+def load_shipped_bot(name: str, ply: int | None = 0):
+    """The shipped bot ``name`` (``bgnet-default`` or ``bgnet-deep``) at ``ply``."""
+    path = shipped_bot(name)
     if path is None:
-        raise BotFileMissing(f"no default bot is installed (checkpoints/{DEFAULT_BOT_NAME}); "
-                             "pass the path of an exported bot or a checkpoint")
-    return load_net_bot(path, ply=ply)
+        raise BotFileMissing(f"the bot {name} is not in this installation of bgnet "
+                             f"({SHIPPED_BOTS[name]}); pass the path of an exported bot or a checkpoint")
+    return load_net_bot(path, ply=ply, name=name)
 
 
 def load_net_bot(path: str | os.PathLike, ply: int | None = 0, device: str = "cpu",
@@ -71,6 +76,7 @@ def load_net_bot(path: str | os.PathLike, ply: int | None = 0, device: str = "cp
         ev = OnnxEvaluator(path, threads)
         label = name or ev.metadata.get("name") or Path(path).stem
         return NetBot(ev, ply=ply, name=str(label), search=search, meta=dict(ev.metadata, path=path))
+    require(("torch",), "train", f"a training checkpoint ({path}; export it as .onnx to play without torch)")
     from bgnet.nn.checkpoint import load_net
 
     net, data = load_net(path, device=device)
@@ -101,6 +107,8 @@ def load_bot(spec: str, device: str = "cpu") -> Bot:
         gnubg_ply = _parse_int(s.split(":", 1)[1], "the ply", spec) if ":" in s else 0
         return GnubgBot(gnubg_ply)
     path, ply = _split_ply(s)
+    if path.lower() in SHIPPED_BOTS and not os.path.exists(path):
+        return load_shipped_bot(path.lower(), ply)
     if not os.path.exists(path):
         raise BotFileMissing(f"no such checkpoint or bot: {path!r} (built-in opponents: "
                              f"{', '.join(BUILTIN_SPECS)})")

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from bgnet.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+from bgnet.resources import config_dir
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+CONFIG_DIR = config_dir()
 
 HELP = """\
 usage: bgnet train [KEY=VALUE ...] [GROUP=OPTION ...] [+experiment=NAME] [resume=CHECKPOINT]
@@ -69,10 +70,6 @@ def main(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(help_text(), end="")
         return 0
-    if not (CONFIG_DIR / "train.yaml").exists():
-        print(f"bgnet train: error: the configs directory is missing ({CONFIG_DIR}); install bgnet "
-              "from its source tree (pip install -e .) so that configs/ is present", file=sys.stderr)
-        return EXIT_USAGE
     argv = list(argv)
     code = _check_overrides(argv)
     if code:
@@ -114,7 +111,7 @@ def _check_overrides(argv: list[str]) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    overrides = [a for a in argv if not a.startswith("hydra.") and not a.startswith("--")]
+    overrides = [a for a in argv if not a.startswith("-")]
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             compose(config_name="train", overrides=overrides)
@@ -124,16 +121,26 @@ def _check_overrides(argv: list[str]) -> int:
 
 
 def _override_message(e: Exception) -> str:
-    """Hydra's complaint about an override, said the way bgnet says a config error."""
+    """Hydra's complaint about an override, said the way bgnet says a config error: an unknown
+    key is named with the keys its section has."""
+    import dataclasses
     import re
 
+    from bgnet.train.config import SECTIONS, RunConfig
+
     text = " ".join(str(e).split())
-    missing = re.search(r"Key '([^']+)' is not in struct.*?full_key: ([\w.]+)", text)
-    if missing:
-        key = missing.group(2)
-        section = key.rsplit(".", 1)[0] if "." in key else ""
-        hint = f" (see the keys of '{section}' in bgnet train --help's config files)" if section else ""
-        return f"unknown config key '{key}'{hint}; a new key needs a leading + (+{key}=...) only if you mean to add one"
+    option = re.search(r"Could not find '([\w-]+)/([\w.-]+)' Available options in '[\w-]+': (.*?) Config search path", text)
+    if option:
+        group, name, options = option.groups()
+        return f"{group}={name}: no such option; the options of '{group}' are {', '.join(options.split())}"
+    unknown = re.search(r"Could not override '([\w.]+)'", text) or re.search(r"full_key: ([\w.]+)", text)
+    if unknown:
+        key = unknown.group(1)
+        section = key.split(".", 1)[0]
+        kind = SECTIONS.get(section)
+        names = sorted(f.name for f in dataclasses.fields(kind if kind else RunConfig))
+        where = f"'{section}' has" if kind else "the config has"
+        return f"unknown config key '{key}'; {where}: {', '.join(names)}"
     return text
 
 
@@ -158,6 +165,11 @@ def _train(cfg, out_dir: str, overrides: list[str], argv: list[str]) -> int:
         print(f"bgnet train: interrupted: {e}", file=sys.stderr)
         print(f"resume with: {_resume_command(argv, run_dir)}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # before the run began: nothing new to save
+        saved = " (its last checkpoint is as it was)" if latest.exists() else ""
+        print(f"bgnet train: interrupted before training began{saved}", file=sys.stderr)
+        print(f"resume with: {_resume_command(argv, run_dir)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ConfigError as e:
         return _error(e, e.exit_code)
     except UserError as e:
@@ -170,7 +182,9 @@ def _train(cfg, out_dir: str, overrides: list[str], argv: list[str]) -> int:
     if not summary.get("already_reached"):
         print(f"  curve: bgnet plot {run_dir}")
         print(f"  bot:   bgnet export {run_dir}/checkpoints/latest.pt --out {run_dir.name}.onnx")
-        print(f"  train on: {_resume_command(argv, run_dir)} train.games=N")
+        if not cfg.get("phases"):
+            more = [a for a in argv if not a.startswith("train.games=")]
+            print(f"  train on: {_resume_command(more, run_dir)} train.games=N (N above {summary['games']})")
     return 0
 
 

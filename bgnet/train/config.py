@@ -296,6 +296,9 @@ def _check_model(m: ModelConfig) -> None:
     if m.race_activation is not None or (m.split and not isinstance(m.activation, str)):
         race_layers = len(m.race_hidden if m.race_hidden is not None else m.hidden)
         race = m.race_activation if m.race_activation is not None else m.activation
+        if m.race_activation is None and len(race) != race_layers:
+            raise ConfigError(f"config key 'model.race_activation' is needed: model.activation names "
+                              f"{len(race)} layers and the race net has {race_layers}")
         m.race_activation = _activations("model.race_activation", race, race_layers)
 
 

@@ -320,12 +320,26 @@ class Trainer:
 
     # -- the run -------------------------------------------------------------------------------
     def run(self, make_source: SourceFactory) -> dict:
+        """Train to ``train.games``; returns the summary. A stop signal (Ctrl-C, SIGTERM) saves
+        ``latest.pt`` and raises :class:`Interrupted`, wherever in the run it arrives."""
         self.source = None
         self.buffer: list[FinishedGames] = []
         if self.games >= self.total:
             return self._already_reached()
         self.t_start = time.perf_counter()
         self.cpu_at_start = time.process_time()
+        with StopSignals(self._note) as self.signals:
+            try:
+                return self._run(make_source)
+            except BaseException as e:
+                if self.signals.signal is None and not isinstance(e, KeyboardInterrupt):
+                    raise  # a bug or a person's mistake, not a stop
+                saved = getattr(self, "final_path", None)
+                where = f"; saved {saved}" if saved else ""
+                self._log_line(f"stopped at {self.games} games{where}")
+                raise Interrupted(f"stopped at {self.games:,} games ({self._phase_name()}){where}") from None
+
+    def _run(self, make_source: SourceFactory) -> dict:
         if self.cfg.train.mode == "online":
             self.step = self._online_step()
         else:
@@ -335,27 +349,22 @@ class Trainer:
             self._restore_play()
             self.learner = self._learner()
             self.step = self._batched_step
-        interrupted = None
         try:
             self._start()
-            with StopSignals(self._note) as self.signals:
-                try:
-                    self._loop()
-                except KeyboardInterrupt:
-                    self.signals.signal = 2
-                finally:  # whatever stopped the run, what it learned is kept
-                    self.bar.close()
-                    final_path = self.save("latest.pt")
-                    self.writer.flush()
-                    interrupted = self.signals.signal
+            try:
+                self._loop()
+            finally:  # whatever stopped the loop, what it learned is kept
+                self.bar.close()
+                self.final_path = self.save("latest.pt")
+                self.writer.flush()
         finally:
             if self.source is not None:
                 self.source.close()
-        if interrupted is not None:
-            self.writer.close()
-            self._log_line(f"stopped at {self.games} games; saved {final_path}")
-            raise Interrupted(f"stopped at {self.games:,} games ({self._phase_name()}); saved {final_path}")
-        return self._finish(final_path)
+        if self.signals.signal is None:
+            summary = self._finish(self.final_path)  # a stop here waits for the final evaluation
+        if self.signals.signal is not None:
+            raise KeyboardInterrupt
+        return summary
 
     def _restore_play(self) -> None:
         """The games in flight and the positions not yet learned, where the checkpoint has them
