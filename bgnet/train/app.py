@@ -129,7 +129,8 @@ def _override_message(e: Exception) -> str:
     from bgnet.train.config import SECTIONS, RunConfig
 
     text = " ".join(str(e).split())
-    option = re.search(r"Could not find '([\w-]+)/([\w.-]+)' Available options in '[\w-]+': (.*?) Config search path", text)
+    option = re.search(r"Could not find '([\w-]+)/([\w.-]+)' Available options in '[\w-]+': (.*?) "
+                       r"Config search path", text)
     if option:
         group, name, options = option.groups()
         return f"{group}={name}: no such option; the options of '{group}' are {', '.join(options.split())}"

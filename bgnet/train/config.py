@@ -48,7 +48,7 @@ class OptimConfig:
 @dataclass
 class TrainConfig:
     mode: str = "batched"  # batched: parallel games, λ-returns, minibatches | online: per-move TD(λ)
-    games: int = 30000  # total self-play games, counted from zero (a resumed run counts its past; a recipe's null: its end)
+    games: int = 30000  # total self-play games from zero (a resumed run counts its past; a recipe's null: its end)
     parallel_games: int = 512  # games in flight at once in one self-play pool
     lam: float = 0.7  # λ of TD(λ)
     epsilon: float = 0.0  # chance a self-play move explores (its position still learns the greedy value)
@@ -169,7 +169,8 @@ def _phases(raw: Any) -> list[Phase]:
         if unknown:
             raise ConfigError(f"unknown config key(s) in 'phases[{i}]': {', '.join(unknown)}; "
                               f"known: {', '.join(sorted(names))}")
-        out.append(Phase(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}))
+        fields: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
+        out.append(Phase(**fields))
     return out
 
 

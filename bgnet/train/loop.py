@@ -322,7 +322,7 @@ class Trainer:
     def run(self, make_source: SourceFactory) -> dict:
         """Train to ``train.games``; returns the summary. A stop signal (Ctrl-C, SIGTERM) saves
         ``latest.pt`` and raises :class:`Interrupted`, wherever in the run it arrives."""
-        self.source = None
+        self.source: GameSource | None = None
         self.buffer: list[FinishedGames] = []
         if self.games >= self.total:
             return self._already_reached()
@@ -543,7 +543,8 @@ class Trainer:
                          weight_norm=weight_norm(self.net))
         self.writer.add_scalar("compute/core_hours", spent["cpu_seconds"] / 3600, self.games)
         self.writer.add_scalar("compute/wall_hours", spent["wall_seconds"] / 3600, self.games)
-        for key, value in (self.source.scalars() if self.source else {}).items():
+        extra: dict[str, float] = self.source.scalars() if self.source else {}
+        for key, value in extra.items():
             self.writer.add_scalar(key, value, self.games)
         self.stats.reset()
 
