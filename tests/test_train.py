@@ -217,7 +217,19 @@ class Recording:
         self.inner.sync(net, version)
 
     def state(self):
-        return self.inner.state()
+        return self.inner.state() if self.inner else {}
+
+    def games_in_flight(self):
+        return self.inner.games_in_flight() if self.inner else {}
+
+    def resume_games(self, state):
+        self.inner.resume_games(state)
+
+    def configure(self, train, games):
+        self.inner.configure(train, games)
+
+    def cpu_seconds(self):
+        return self.inner.cpu_seconds() if self.inner else 0.0
 
     def scalars(self):
         return self.inner.scalars()

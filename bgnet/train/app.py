@@ -75,10 +75,10 @@ def main(argv: list[str]) -> int:
     if code:
         return code
     resumed_dir = _resume_dir(argv)
-    if resumed_dir is not None and not any(a.startswith("hydra.run.dir=") for a in argv):
+    if resumed_dir is not None:
         # Continue in the resumed run's own folder: its checkpoints and logs stay together, and
         # no empty new folder is left behind.
-        argv.append(f"hydra.run.dir={resumed_dir}")
+        argv = [a for a in argv if not a.startswith("hydra.run.dir=")] + [f"hydra.run.dir={resumed_dir}"]
     outcome: dict = {}
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="train", version_base="1.3")

@@ -71,7 +71,7 @@ class TrainConfig:
 
 @dataclass
 class EvalConfig:
-    every: int = 5000  # games between evaluations (0: only at the end)
+    every: int | None = None  # games between evaluations (None: a tenth of the run, at least 500; 0: only at the end)
     games: int = 400  # games per opponent in periodic evaluations (even: duplicate dice)
     final_games: int = 2000  # games per opponent at the end (0: none)
     opponents: list[str] = field(default_factory=lambda: ["random", "pubeval"])  # bot specs
@@ -333,8 +333,21 @@ def _check_train(t: TrainConfig) -> None:
                           "(the 2nd to K-th best moves); got 1, which never explores")
 
 
+def eval_every(run: RunConfig) -> int:
+    """Games between a run's evaluations: ``eval.every``, or with null a tenth of the run (at
+    least 500 games), so that every run's curve has points.
+
+    >>> eval_every(RunConfig())
+    3000
+    """
+    if run.eval.every is not None:
+        return run.eval.every
+    return max(500, run.train.games // 10)
+
+
 def _check_eval(e: EvalConfig) -> None:
-    _number("eval.every", e.every, lo=0, integer=True)
+    if e.every is not None:
+        _number("eval.every", e.every, lo=0, integer=True)
     _number("eval.games", e.games, lo=2, integer=True)
     _number("eval.final_games", e.final_games, lo=0, integer=True)
     for key in ("games", "final_games"):

@@ -1,9 +1,13 @@
-"""A run's learning curve: its evaluations against each opponent over self-play games, read from
-the run's TensorBoard log (``RUN_DIR/tb``) and drawn as a PNG (``bgnet plot``).
+"""A run's learning curve: its evaluations against each opponent over self-play games and over
+the compute spent (core-hours), with a recipe's phase boundaries marked, drawn as a PNG
+(``bgnet plot``).
 
-The trainer logs, at every evaluation, ``eval/ppg_vs_OPPONENT`` and ``eval/win_rate_vs_OPPONENT``
-with the number of self-play games as the step. A ``eval/ppg_ci95_vs_OPPONENT`` scalar (the half
-width of the 95 % interval), when the log holds one, is drawn as a band around the curve.
+Two sources, the first found wins: the run's ``history.json`` (the trainer writes it beside its
+checkpoints, and every checkpoint carries the same history, so a resumed run's curve is whole:
+one entry per evaluation, with games, core-hours and phase, and one per phase that begins), or
+its TensorBoard log (``RUN_DIR/tb``): ``eval/ppg_vs_OPPONENT`` and ``eval/win_rate_vs_OPPONENT``
+with the games as the step, ``eval/ppg_ci95_vs_OPPONENT`` (the half width of the 95 % interval)
+drawn as a band, ``compute/core_hours`` and ``train/phase`` where the log has them.
 matplotlib (Agg backend, no display needed) and TensorBoard's reader are imported only when a
 curve is drawn.
 """
@@ -17,6 +21,84 @@ from bgnet.errors import BadArgument, BadInputFile
 METRICS = {"ppg": "points per game (cubeless)", "win_rate": "games won (fraction)"}
 
 Curve = list[tuple[int, float]]
+
+
+def read_history(run_dir: str | Path, metric: str = "ppg") -> tuple[dict[str, dict[str, Curve]], dict]:
+    """``(curves, extra)`` from the run's ``history.json``: curves as :func:`read_curves` gives
+    them, and ``extra`` with ``core_hours`` (games -> core-hours at each evaluation) and
+    ``phases`` ([(games, name), ...] where each phase after the first began). Empty curves when
+    the run has no history (an older run: use its TensorBoard log)."""
+    import json
+
+    path = Path(run_dir) / "history.json"
+    if not path.is_file():
+        return {}, {}
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise BadInputFile(f"{path} is not a readable run history ({e})") from None
+    curves: dict[str, dict[str, Curve]] = {}
+    hours: dict[int, float] = {}
+    phases: list[tuple[int, str]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        games = int(entry.get("games", 0))
+        hours[games] = float(entry.get("core_hours", 0.0))
+        if entry.get("begins"):
+            phases.append((games, str(entry.get("phase", ""))))
+        for opp, r in (entry.get("eval") or {}).items():
+            if metric in r:
+                c = curves.setdefault(opp, {"value": [], "ci95": []})
+                c["value"].append((games, float(r[metric])))
+                if metric == "ppg" and "ppg_ci95" in r:
+                    c["ci95"].append((games, float(r["ppg_ci95"])))
+    for c in curves.values():
+        c["value"] = sorted(dict(c["value"]).items())
+        c["ci95"] = sorted(dict(c["ci95"]).items())
+    return curves, {"core_hours": hours, "phases": phases}
+
+
+def read_run(run_dir: str | Path, metric: str = "ppg") -> tuple[dict[str, dict[str, Curve]], dict]:
+    """The run's curves and what is known of its compute and phases, from its history or else
+    its TensorBoard log (see the module docstring)."""
+    curves, extra = read_history(run_dir, metric)
+    if curves:
+        return curves, extra
+    curves = read_curves(run_dir, metric)
+    return curves, _log_extra(run_dir)
+
+
+def _log_extra(run_dir: str | Path) -> dict:
+    """Core-hours by games and the phase boundaries, from the TensorBoard log where it has them."""
+    acc = _read_log(Path(run_dir) / "tb")
+    tags = acc.Tags().get("scalars", [])
+    extra: dict = {"core_hours": {}, "phases": []}
+    if "compute/core_hours" in tags:
+        extra["core_hours"] = dict(_points(acc, "compute/core_hours"))
+    if "train/phase" in tags:
+        last = None
+        for games, phase in _points(acc, "train/phase"):
+            if last is not None and phase != last:
+                extra["phases"].append((games, f"phase {int(phase)}"))
+            last = phase
+    return extra
+
+
+def core_hours_at(hours: dict[int, float], games: int) -> float | None:
+    """Core-hours spent at ``games``, interpolated between the nearest logged points (None
+    outside them).
+
+    >>> core_hours_at({1000: 0.5, 3000: 1.5}, 2000)
+    1.0
+    """
+    if not hours:
+        return None
+    points = sorted(hours.items())
+    if games in hours:
+        return hours[games]
+    for (g0, h0), (g1, h1) in zip(points, points[1:]):
+        if g0 <= games <= g1:
+            return h0 + (h1 - h0) * (games - g0) / max(1, g1 - g0)
+    return None
 
 
 def read_curves(run_dir: str | Path, metric: str = "ppg") -> dict[str, dict[str, Curve]]:
@@ -69,36 +151,56 @@ def _points(acc, tag: str) -> Curve:
 
 
 def plot_curves(curves: dict[str, dict[str, Curve]], out: str | Path, metric: str = "ppg",
-                title: str | None = None) -> Path:
-    """Draw the curves (from :func:`read_curves`) into the PNG ``out``; returns its path."""
+                title: str | None = None, extra: dict | None = None) -> Path:
+    """Draw the curves (from :func:`read_curves` or :func:`read_run`) into the PNG ``out``:
+    against self-play games, and beside it against core-hours when ``extra`` has them, with
+    the phase boundaries of ``extra`` marked on both. Returns the path."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    extra = extra or {}
+    hours = extra.get("core_hours") or {}
+    panels = ["games"] + (["core-hours"] if hours else [])
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.2), squeeze=False)
     try:
-        for name, c in sorted(curves.items()):
-            games, values = zip(*c["value"])
-            (line,) = ax.plot(games, values, marker="o", label=f"vs {name}")
-            half = dict(c["ci95"])
-            shared = [(g, v, half[g]) for g, v in c["value"] if g in half]
-            if shared:
-                g, v, h = zip(*shared)
-                ax.fill_between(g, [a - b for a, b in zip(v, h)], [a + b for a, b in zip(v, h)],
-                                color=line.get_color(), alpha=0.2, lw=0)
-        if metric == "ppg":
-            ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set_xlabel("self-play games")
-        ax.set_ylabel(METRICS[metric])
-        ax.set_title(title or "learning curve")
-        ax.grid(alpha=0.3)
-        ax.legend()
+        for ax, x in zip(axes[0], panels):
+            to_x = (lambda g: g) if x == "games" else (lambda g: core_hours_at(hours, g))
+            _draw(ax, curves, to_x, metric)
+            for games, name in extra.get("phases") or []:
+                at = to_x(games)
+                if at is not None:
+                    ax.axvline(at, color="grey", ls="--", lw=0.8)
+                    ax.annotate(name, (at, 1), xycoords=("data", "axes fraction"), rotation=90,
+                                fontsize=7, va="top", ha="right", color="grey")
+            ax.set_xlabel("self-play games" if x == "games" else "compute (core-hours)")
+        fig.suptitle(title or "learning curve")
         fig.tight_layout()
         fig.savefig(out, dpi=110, format="png")
     finally:
         plt.close(fig)
     return Path(out)
+
+
+def _draw(ax, curves: dict[str, dict[str, Curve]], to_x, metric: str) -> None:
+    for name, c in sorted(curves.items()):
+        points = [(to_x(g), v) for g, v in c["value"] if to_x(g) is not None]
+        if not points:
+            continue
+        xs, values = zip(*points)
+        (line,) = ax.plot(xs, values, marker="o", label=f"vs {name}")
+        half = dict(c["ci95"])
+        shared = [(to_x(g), v, half[g]) for g, v in c["value"] if g in half and to_x(g) is not None]
+        if shared:
+            g, v, h = zip(*shared)
+            ax.fill_between(g, [a - b for a, b in zip(v, h)], [a + b for a, b in zip(v, h)],
+                            color=line.get_color(), alpha=0.2, lw=0)
+    if metric == "ppg":
+        ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set_ylabel(METRICS[metric])
+    ax.grid(alpha=0.3)
+    ax.legend()
 
 
 def plot_main(argv: list[str]) -> int:
@@ -107,8 +209,8 @@ def plot_main(argv: list[str]) -> int:
 
     p = ArgumentParser(
         prog="bgnet plot",
-        description="Draw a training run's learning curve (its evaluations against each opponent "
-                    "over self-play games) from its TensorBoard log as a PNG.",
+        description="Draw a training run's learning curve (its evaluations against each opponent, "
+                    "over self-play games and over core-hours, a recipe's phases marked) as a PNG.",
         examples=("bgnet plot runs/my-run", "bgnet plot runs/my-run --metric win_rate --out wins.png"))
     p.add_argument("run_dir", help="the run's folder (holding tb/)")
     p.add_argument("--out", type=output_file_arg, default=None,
@@ -126,9 +228,9 @@ def plot_main(argv: list[str]) -> int:
             output_file_arg(str(out))
         except argparse.ArgumentTypeError as e:
             raise BadArgument(f"{e}; give --out") from None
-    curves = read_curves(run_dir, a.metric)
+    curves, extra = read_run(run_dir, a.metric)
     for name, c in sorted(curves.items()):
         print(f"vs {name}: " + ", ".join(f"{g}: {v:+.3f}" for g, v in c["value"]))
-    plot_curves(curves, out, a.metric, a.title or f"learning curve: {run_dir.resolve().name}")
+    plot_curves(curves, out, a.metric, a.title or f"learning curve: {run_dir.resolve().name}", extra)
     print(f"wrote {out}")
     return 0

@@ -31,10 +31,11 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from bgnet.atomic import write_atomic
 from bgnet.bots.net import NetBot
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.model import net_from_config
-from bgnet.train.config import RunConfig, in_phase, load_config, phase_index
+from bgnet.train.config import RunConfig, eval_every, in_phase, load_config, phase_index
 from bgnet.train.learn import (
     Learner,
     build_net,
@@ -305,6 +306,8 @@ class Trainer:
                 "phase": self._phase_name(), "play": as_tensors(play), "history": self.history}
 
     def save(self, name: str, metrics: dict | None = None, numbered: bool = False) -> Path:
+        if self.history:  # the curve as plain JSON too, for bgnet plot and people
+            write_atomic(self.run_dir / "history.json", json.dumps(self.history, indent=1).encode())
         if numbered:
             return self.ckpt.numbered(self.games, self.payload(metrics), self.config_yaml())
         return self.ckpt.save(name, self.payload(metrics), self.config_yaml())
@@ -434,7 +437,8 @@ class Trainer:
     def _loop(self) -> None:
         T, E = self.cfg.train, self.cfg.eval
         last_ckpt = self.games - self.games % T.checkpoint_every
-        last_eval = self.games - (self.games % E.every if E.every else 0)
+        every = eval_every(self.cfg)
+        last_eval = self.games - (self.games % every if every else 0)
         last_log = self.games
         while self.games < self.total and self.signals.signal is None:
             A = self.active
@@ -459,13 +463,13 @@ class Trainer:
                 self.save("", numbered=True)
                 self.ckpt.prune()
                 last_ckpt = self.games - self.games % T.checkpoint_every
-            if E.every and self.games - last_eval >= E.every and self.games < self.total:
+            if every and self.games - last_eval >= every and self.games < self.total:
                 previous = self.ckpt.previous(self.games) if E.previous else None
                 res = evaluate_against(self.net, self.device, E.opponents, E.games,
                                        seed=self.cfg.seed + 1, previous=previous)
                 self._record(res)
                 _log_eval(self.writer, res, self.games, self.bar, self.spent())
-                last_eval = self.games - self.games % E.every
+                last_eval = self.games - self.games % every
 
     def _record(self, res: dict, final: bool = False) -> None:
         """An evaluation's results in the run's history (see ``self.history``)."""
