@@ -205,3 +205,15 @@ def test_a_run_killed_outright_resumes_from_its_last_checkpoint(recipes, tmp_pat
     assert done.returncode == 0, done.stderr
     assert f"resumed from {latest} at {before} games" in done.stdout
     assert load_checkpoint(latest)["games"] >= 900
+
+
+@pytest.mark.slow
+def test_the_same_recipe_runs_on_ray_workers_through_its_phases(recipes, tmp_path):
+    pytest.importorskip("ray")
+    summary = train(composed(recipes, "distributed=ray", "ray.workers=2", "ray.games_per_task=64",
+                             "train.games=700"), tmp_path / "run")
+    assert summary["games"] >= 700 and summary["worker_processes"] >= 2
+    data = load_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt")
+    assert [h["phase"] for h in data["history"] if h.get("begins")] == ["phase 2/3 filtered", "phase 3/3 td0"]
+    # The workers' CPU time counts in the run's compute, beside the learner's.
+    assert data["compute"]["cpu_seconds"] > 0

@@ -248,10 +248,12 @@ def check(run: RunConfig) -> None:
     _bool("progress", run.progress)
     _number("seed", run.seed, lo=0, integer=True)
     _check_device(run.device)
-    if run.train.move_filter and (run.device != "cpu" or run.train.mode != "batched"):
-        raise ConfigError("config key 'train.move_filter' needs device=cpu and train.mode=batched "
-                          "(it runs in the compiled CPU pass of batched self-play); got "
-                          f"device={run.device}, train.mode={run.train.mode}")
+    uses_filter = run.train.move_filter or any(p.train.get("move_filter") for p in run.phases)
+    if uses_filter and run.train.mode != "batched":
+        raise ConfigError("config key 'train.move_filter' needs train.mode=batched (it runs in the "
+                          f"compiled CPU pass of batched self-play); got train.mode={run.train.mode}")
+    if run.phases and run.train.mode != "batched":
+        raise ConfigError(f"a recipe's phases need train.mode=batched; got train.mode={run.train.mode}")
     _check_phases(run)
     if run.optim.new_inputs_from and run.train.mode != "batched":
         raise ConfigError("config key 'optim.new_inputs_from' needs train.mode=batched (it scales "

@@ -333,9 +333,12 @@ class RaySource:
 
     def configure(self, train, games: int) -> None:
         """Fresh workers with the new phase's settings (their games in flight are dropped)."""
-        self.workers.shutdown()
+        old = self.workers
+        old.shutdown()
         self.cfg = dataclasses.replace(self.cfg, train=train)
         self.workers = WorkerGroup(self.ray, self.settings, self.cfg, self.net_config, games)
+        self.workers.pids |= old.pids  # the run's totals go on
+        self.workers.failures = old.failures
 
     def cpu_seconds(self) -> float:
         return self.worker_cpu
