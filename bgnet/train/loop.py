@@ -574,6 +574,7 @@ class Trainer:
                    "weights_version": self.version, "games_per_second": round(self._rate(), 1),
                    "seconds_to_first_result": (round(self.t_first - self.t_start, 1)
                                                if self.t_first is not None else None),
+                   "cpu_seconds": round(spent["cpu_seconds"], 1),
                    "core_hours": round(spent["cpu_seconds"] / 3600, 3),
                    "wall_hours": round(spent["wall_seconds"] / 3600, 3)}
         if self.source is not None:
