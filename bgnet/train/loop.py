@@ -632,6 +632,10 @@ def _log_eval(writer, res: dict, games: int, bar, spent: dict | None = None) -> 
             writer.add_scalar(f"eval/win_rate_vs_{opp}", r["win_rate"], games)
     if spent is not None:
         writer.add_scalar("compute/core_hours", spent["cpu_seconds"] / 3600, games)
+        # The same curve against the compute spent: TensorBoard's step is these scalars' CPU seconds.
+        for opp, r in res.items():
+            if "ppg" in r:
+                writer.add_scalar(f"eval_by_cpu_seconds/ppg_vs_{opp}", r["ppg"], int(spent["cpu_seconds"]))
     line = _format_eval(res, games)
     logging.getLogger("bgnet.train").info(line)
     if bar is not None:
