@@ -76,6 +76,7 @@ class EvalConfig:
     final_games: int = 2000  # games per opponent at the end (0: none)
     opponents: list[str] = field(default_factory=lambda: ["random", "pubeval"])  # bot specs
     previous: bool = True  # also play this run's previous numbered checkpoint
+    error_rate: bool = False  # also measure the 0-ply error rate on `bgnet bench er` (a few seconds)
 
 
 @dataclass
@@ -360,6 +361,7 @@ def _check_eval(e: EvalConfig) -> None:
         raise ConfigError(f"config key 'eval.opponents' must be a list such as [random, pubeval]; "
                           f"got {e.opponents!r}")
     _bool("eval.previous", e.previous)
+    _bool("eval.error_rate", e.error_rate)
 
 
 def _check_ray(run: RunConfig) -> None:

@@ -18,7 +18,10 @@ from pathlib import Path
 
 from bgnet.errors import BadArgument, BadInputFile
 
-METRICS = {"ppg": "points per game (cubeless)", "win_rate": "games won (fraction)"}
+METRICS = {"ppg": "points per game (cubeless)", "win_rate": "games won (fraction)",
+           "er": "error rate, 0-ply (millipoints per decision)"}
+# The error rate's curves, one per reference of `bgnet bench er`: (history key, TensorBoard tag).
+ER_CURVES = {"2-ply reference": ("er", "eval/er"), "1-ply reference": ("er_1ply", "eval/er_1ply")}
 
 Curve = list[tuple[int, float]]
 
@@ -45,7 +48,11 @@ def read_history(run_dir: str | Path, metric: str = "ppg") -> tuple[dict[str, di
         hours[games] = float(entry.get("core_hours", 0.0))
         if entry.get("begins"):
             phases.append((games, str(entry.get("phase", ""))))
-        for opp, r in (entry.get("eval") or {}).items():
+        results = dict(entry.get("eval") or {})
+        rates = results.pop("error_rate", None) or {}
+        if metric == "er":
+            results = {name: {"er": rates[key]} for name, (key, _) in ER_CURVES.items() if key in rates}
+        for opp, r in results.items():
             if metric in r:
                 c = curves.setdefault(opp, {"value": [], "ci95": []})
                 c["value"].append((games, float(r[metric])))
@@ -115,6 +122,9 @@ def read_curves(run_dir: str | Path, metric: str = "ppg") -> dict[str, dict[str,
     prefix, band = f"eval/{metric}_vs_", f"eval/{metric}_ci95_vs_"
     tags = acc.Tags().get("scalars", [])
     out: dict[str, dict[str, Curve]] = {}
+    if metric == "er":
+        out = {name: {"value": _points(acc, tag), "ci95": []} for name, (_, tag) in ER_CURVES.items()
+               if tag in tags}
     for tag in tags:
         if tag.startswith(prefix):
             opponent = tag[len(prefix):]
@@ -189,7 +199,8 @@ def _draw(ax, curves: dict[str, dict[str, Curve]], to_x, metric: str) -> None:
         if not points:
             continue
         xs, values = zip(*points)
-        (line,) = ax.plot(xs, values, marker="o", label=f"vs {name}")
+        label = name if metric == "er" else f"vs {name}"
+        (line,) = ax.plot(xs, values, marker="o", label=label)
         half = dict(c["ci95"])
         shared = [(to_x(g), v, half[g]) for g, v in c["value"] if g in half and to_x(g) is not None]
         if shared:
@@ -230,7 +241,8 @@ def plot_main(argv: list[str]) -> int:
             raise BadArgument(f"{e}; give --out") from None
     curves, extra = read_run(run_dir, a.metric)
     for name, c in sorted(curves.items()):
-        print(f"vs {name}: " + ", ".join(f"{g}: {v:+.3f}" for g, v in c["value"]))
+        label = name if a.metric == "er" else f"vs {name}"
+        print(f"{label}: " + ", ".join(f"{g}: {v:+.3f}" for g, v in c["value"]))
     plot_curves(curves, out, a.metric, a.title or f"learning curve: {run_dir.resolve().name}", extra)
     print(f"wrote {out}")
     return 0

@@ -130,6 +130,20 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
     return out
 
 
+def error_rates(net, device: str) -> dict:
+    """The net's 0-ply error rate on `bgnet bench er` (millipoints per decision) against the 2-ply
+    reference (``er``, the figure bgnet reports first) and the 1-ply one (``er_1ply``)."""
+    from bgnet.evaluate.er import decision_choices, has_deep_reference, load_benchmark, losses_of
+
+    me = NetBot(net, device=device, name="current")
+    one = load_benchmark(reference="1-ply")
+    chosen = decision_choices(me, one)
+    out = {"er_1ply": float(losses_of(one, chosen).mean() * 1000.0), "decisions": len(one)}
+    two = load_benchmark(reference="2-ply") if has_deep_reference() else one
+    out["er"] = float(losses_of(two, chosen).mean() * 1000.0)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Checkpoints
 
@@ -467,6 +481,8 @@ class Trainer:
                 previous = self.ckpt.previous(self.games) if E.previous else None
                 res = evaluate_against(self.net, self.device, E.opponents, E.games,
                                        seed=self.cfg.seed + 1, previous=previous)
+                if E.error_rate:
+                    res["error_rate"] = error_rates(self.net, self.device)
                 self._record(res)
                 _log_eval(self.writer, res, self.games, self.bar, self.spent())
                 last_eval = self.games - self.games % every
@@ -581,6 +597,8 @@ class Trainer:
             summary.update(self.source.summary())
         if E.final_games and self.games >= self.total:
             res = evaluate_against(self.net, self.device, E.opponents, E.final_games, seed=self.cfg.seed + 2)
+            if E.error_rate:
+                res["error_rate"] = error_rates(self.net, self.device)
             self._record(res, final=True)
             _log_eval(self.writer, res, self.games, None, self.spent())
             summary["final_eval"] = res
@@ -625,6 +643,10 @@ class _Stats:
 def _log_eval(writer, res: dict, games: int, bar, spent: dict | None = None) -> None:
     import logging
 
+    rates = res.get("error_rate") or {}
+    for key in ("er", "er_1ply"):
+        if key in rates:
+            writer.add_scalar(f"eval/{key}", rates[key], games)
     for opp, r in res.items():
         if "ppg" in r:
             writer.add_scalar(f"eval/ppg_vs_{opp}", r["ppg"], games)
@@ -648,6 +670,8 @@ def _format_eval(res: dict, games: int) -> str:
         if "ppg" in r:
             parts.append(f"vs {opp}: {r['ppg']:+.3f} ± {r['ppg_ci95']:.3f} ppg, "
                          f"{100 * r['win_rate']:.1f}% wins ({r['games']} games)")
+        elif opp == "error_rate":
+            parts.append(f"error rate {r['er']:.2f} / {r['er_1ply']:.2f} (2-ply / 1-ply reference)")
         else:
             parts.append(f"vs {opp}: skipped ({r['skipped']})")
     return f"[{games} games] " + "; ".join(parts)
