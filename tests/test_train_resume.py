@@ -12,8 +12,8 @@ import torch
 import yaml
 from test_train import config
 
+from bgnet.cli import main as bgnet_main
 from bgnet.nn.checkpoint import load_checkpoint
-from bgnet.train.app import main as train_main
 from bgnet.train.config import ConfigError
 from bgnet.train.loop import train
 
@@ -117,7 +117,7 @@ def test_checkpoints_load_without_unpickling_code(first_run):
 
 def command(run, *overrides):
     """``bgnet train resume=RUN/checkpoints/latest.pt OVERRIDES``, without evaluations."""
-    return train_main([f"resume={latest(run)}", *overrides, "progress=false", "eval.every=0",
+    return bgnet_main(["train", f"resume={latest(run)}", *overrides, "progress=false", "eval.every=0",
                        "train.parallel_games=16", "train.buffer_positions=256",
                        "eval.final_games=0", f"hydra.run.dir={run.parent / 'hydra'}"])
 

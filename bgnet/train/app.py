@@ -1,22 +1,29 @@
-"""``bgnet train``: the Hydra application around :func:`bgnet.train.loop.train`.
+"""``bgnet train``: the command line around :func:`bgnet.train.loop.train`.
 
-The configs live in the project's ``configs/`` directory (``train.yaml`` and the groups
-``model/``, ``optim/``, ``experiment/``); a run writes into Hydra's output directory, a resumed
-run into its checkpoint's run directory. ``bgnet train --help`` prints :data:`HELP` with the
-options of each group; Hydra's own help stays under ``--hydra-help``.
+Hydra composes the config: ``configs/train.yaml`` (shipped inside the package, see
+:mod:`bgnet.resources`) with its groups (``model/``, ``optim/``, ``recipe/``, ``experiment/``)
+and the command line's overrides. The run writes into its folder: ``hydra.run.dir`` (a recipe
+names its own, ``runs/NAME``; the default is a new ``runs/train-DATE_TIME``), or, with
+``resume=CHECKPOINT``, the checkpoint's own run folder. A folder that already holds
+``checkpoints/latest.pt`` is resumed, so the command that started a recipe also resumes it.
+
+Errors take the path of every verb's (:func:`bgnet.cli.main`): a mistyped key, group or value is
+one line and exit code 2, an unusable checkpoint exit code 3; a stop (Ctrl-C, SIGTERM) saves the
+run, prints the command that resumes it and exits 130.
 """
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
-from bgnet.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+from bgnet.errors import EXIT_INTERRUPTED, BadArgument
 from bgnet.resources import config_dir
 
 CONFIG_DIR = config_dir()
 
 HELP = """\
-usage: bgnet train [KEY=VALUE ...] [GROUP=OPTION ...] [+experiment=NAME] [resume=CHECKPOINT]
+usage: bgnet train [KEY=VALUE ...] [GROUP=OPTION ...] [+recipe=NAME] [resume=CHECKPOINT]
 
 Train a backgammon value net by self-play TD(λ). Every setting is a config key, set on the
 command line as KEY=VALUE (Hydra overrides); the defaults are in configs/train.yaml, and each
@@ -24,30 +31,34 @@ key is described there and in bgnet/train/config.py.
 
 Config groups (pick one option each; the default is marked *):
 {groups}
+  +recipe=NAME        a whole training, phase by phase, in its own folder runs/NAME: deep (the
+                      deep bot from zero) or quick (a strong bot in about half an hour); the
+                      same command resumes it after a stop
   model=NAME          the net's architecture (model.*: encoding, hidden, activation, split ...)
   optim=NAME          the optimizer and its learning-rate schedule (optim.*)
-  +experiment=NAME    a whole preset run (a longer run, a GPU run, a stage of the shipped bot's
-                      training); it sets many keys at once, and later overrides still win
+  +experiment=NAME    a preset run (a longer CPU run, a GPU run); it sets many keys at once, and
+                      later overrides still win
   distributed=ray     play the self-play games on Ray workers (ray.* settings) instead of in this
                       process (distributed=none, the default); everything else is the same
 
-Resuming: resume=RUN/checkpoints/latest.pt continues that run in its own directory, from the
-games it had played, with its net and its optimizer. The net's architecture (model.*) and the
-optimizer's kind (optim.name) come from the checkpoint: given on the command line with another
-value they are refused (start a fresh run, without resume=, for another architecture); from the
-defaults or an experiment they give way to the checkpoint's. Everything else is applied:
-train.games (the total, counted from zero), optim.lr, optim.lr_final, train.lam, eval.* ... The
-config the run really trains with is written to RUN/config.yaml and beside each checkpoint.
+Resuming: a run folder that holds checkpoints/latest.pt is resumed by the command that made it
+(with a recipe, or with hydra.run.dir=FOLDER). resume=RUN/checkpoints/latest.pt continues that
+run in its own folder. The net's architecture (model.*) and the optimizer's kind (optim.name)
+come from the checkpoint: given on the command line with another value they are refused (start
+a fresh run for another architecture); from the defaults or a preset they give way to the
+checkpoint's. Everything else is applied: train.games (the total, counted from zero), optim.lr,
+train.lam, eval.* ... The config the run really trains with is written to RUN/config.yaml.
 
 Examples:
   bgnet train                                        # the default run: 30,000 games, a few minutes
+  bgnet train +recipe=quick distributed=ray          # a strong bot in about half an hour
+  bgnet train +recipe=deep                           # the deep bot from zero (run it again to resume)
   bgnet train model=h160 train.games=200000 hydra.run.dir=runs/h160
   bgnet train resume=runs/h160/checkpoints/latest.pt train.games=400000 optim.lr=0.0005
-  bgnet train +experiment=strong_cpu hydra.run.dir=runs/strong
   bgnet train distributed=ray ray.workers=8 ray.address=auto
 
 Outputs: RUN/checkpoints/{{latest.pt,games_*.pt,config.yaml}}, RUN/tb (TensorBoard),
-RUN/config.yaml, RUN/summary.json. Hydra's own options: bgnet train --hydra-help
+RUN/history.json (the curve: bgnet plot RUN), RUN/app.log, RUN/config.yaml, RUN/summary.json.
 """
 
 
@@ -55,7 +66,7 @@ def help_text() -> str:
     """:data:`HELP` with the options of each config group, read from ``configs/``."""
     defaults = {"model": "h80", "optim": "adam"}
     lines = []
-    for group in ("model", "optim", "experiment"):
+    for group in ("model", "optim", "recipe", "experiment"):
         names = sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
         marked = [f"{n}*" if defaults.get(group) == n else n for n in names]
         lines.append(f"  {group + ':':<12s}{', '.join(marked)}")
@@ -63,36 +74,45 @@ def help_text() -> str:
 
 
 def main(argv: list[str]) -> int:
-    import hydra
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import DictConfig
-
     if any(a in ("-h", "--help") for a in argv):
         print(help_text(), end="")
         return 0
+    flags = [a for a in argv if a.startswith("-")]
+    if flags:
+        raise BadArgument(f"unknown option {flags[0]!r}: bgnet train takes KEY=VALUE overrides "
+                          "(see bgnet train --help)")
     argv = list(argv)
-    code = _check_overrides(argv)
-    if code:
-        return code
     resumed_dir = _resume_dir(argv)
     if resumed_dir is not None:
         # Continue in the resumed run's own folder: its checkpoints and logs stay together, and
         # no empty new folder is left behind.
         argv = [a for a in argv if not a.startswith("hydra.run.dir=")] + [f"hydra.run.dir={resumed_dir}"]
-    outcome: dict = {}
+    cfg, run_dir = compose_run(argv)
+    return _train(cfg, run_dir, [a for a in argv if not a.startswith("hydra.")], argv)
 
-    @hydra.main(config_path=str(CONFIG_DIR), config_name="train", version_base="1.3")
-    def run(cfg: DictConfig) -> None:
-        hydra_cfg = HydraConfig.get()
-        outcome["code"] = _train(cfg, hydra_cfg.runtime.output_dir, list(hydra_cfg.overrides.task), argv)
 
-    saved = sys.argv
-    sys.argv = ["bgnet train", *argv]
+def compose_run(overrides: list[str]):
+    """The composed config of ``overrides`` (without Hydra's own node) and the run's folder;
+    a mistyped key, group or value raises :class:`bgnet.train.config.ConfigError`."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.utils import setup_globals
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf, open_dict
+    from omegaconf.errors import OmegaConfBaseException
+
+    from bgnet.train.config import ConfigError
+
+    setup_globals()  # Hydra's resolvers, ${now:...} among them
     try:
-        run()
-    finally:
-        sys.argv = saved
-    return outcome.get("code", 0)
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            cfg = compose(config_name="train", overrides=overrides, return_hydra_config=True)
+        run_dir = Path(str(cfg.hydra.run.dir))
+    except (HydraException, OmegaConfBaseException) as e:
+        raise ConfigError(_override_message(e)) from None
+    with open_dict(cfg):
+        del cfg["hydra"]
+    OmegaConf.set_struct(cfg, False)
+    return cfg, run_dir
 
 
 def _resume_dir(argv: list[str]) -> str | None:
@@ -102,22 +122,6 @@ def _resume_dir(argv: list[str]) -> str | None:
             ck = Path(a[len("resume="):])
             return str(ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent)
     return None
-
-
-def _check_overrides(argv: list[str]) -> int:
-    """Compose the config once before Hydra runs it, so that a mistyped key or group is bgnet's
-    one-line error (exit 2) rather than Hydra's traceback-like report (exit 1)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    overrides = [a for a in argv if not a.startswith("-")]
-    try:
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            compose(config_name="train", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as e:
-        return _error(_override_message(e), EXIT_USAGE)
-    return 0
 
 
 def _override_message(e: Exception) -> str:
@@ -145,22 +149,20 @@ def _override_message(e: Exception) -> str:
     return text
 
 
-def _train(cfg, out_dir: str, overrides: list[str], argv: list[str]) -> int:
-    """Run the training; a person's mistake is one line on standard error and its exit code."""
-    from bgnet.nn.checkpoint import CheckpointError
-    from bgnet.train.config import ConfigError
+def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
+    """Run the training in ``run_dir``; a stop prints the command that resumes it (exit 130)."""
     from bgnet.train.loop import Interrupted, train
 
-    run_dir = Path(out_dir)
     latest = run_dir / "checkpoints" / "latest.pt"
     if not cfg.get("resume") and latest.exists():
         # The same command resumes a run whose folder is fixed (a recipe's runs/NAME).
-        with _open_struct(cfg):
-            cfg.resume = str(latest)
+        cfg.resume = str(latest)
         print(f"resuming the run in {run_dir} (its folder holds {latest.name})")
+    run_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(run_dir)
-    print(f"run folder: {run_dir}")
     try:
+        print(f"run folder: {run_dir}", flush=True)
+        _log_line("command: bgnet train" + "".join(" " + shlex.quote(a) for a in argv))
         summary = train(cfg, run_dir, overrides=overrides)
     except Interrupted as e:
         print(f"bgnet train: interrupted: {e}", file=sys.stderr)
@@ -171,12 +173,6 @@ def _train(cfg, out_dir: str, overrides: list[str], argv: list[str]) -> int:
         print(f"bgnet train: interrupted before training began{saved}", file=sys.stderr)
         print(f"resume with: {_resume_command(argv, run_dir)}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except ConfigError as e:
-        return _error(e, e.exit_code)
-    except UserError as e:
-        return _error(e, e.exit_code)
-    except CheckpointError as e:  # an unusable resume= file
-        return _error(e, EXIT_INPUT)
     finally:
         log()
     print(f"run folder: {run_dir}")
@@ -189,28 +185,15 @@ def _train(cfg, out_dir: str, overrides: list[str], argv: list[str]) -> int:
     return 0
 
 
-class _open_struct:
-    """Lets a key of a struct DictConfig be set (Hydra hands the config over locked)."""
+def _log_line(text: str) -> None:
+    import logging
 
-    def __init__(self, cfg):
-        self.cfg = cfg
-
-    def __enter__(self):
-        from omegaconf import OmegaConf
-
-        OmegaConf.set_struct(self.cfg, False)
-
-    def __exit__(self, *exc):
-        from omegaconf import OmegaConf
-
-        OmegaConf.set_struct(self.cfg, True)
+    logging.getLogger("bgnet.train").info(text)
 
 
 def _resume_command(argv: list[str], run_dir: Path) -> str:
     """The command that goes on with the run in ``run_dir``: the same command where the folder
     is fixed (a recipe, or hydra.run.dir given), else the command with the folder named."""
-    import shlex
-
     args = [a for a in argv if not a.startswith("resume=")]
     if not any(a.startswith("hydra.run.dir=") for a in args) and not _fixed_folder(args):
         args.append(f"hydra.run.dir={run_dir}")
@@ -239,9 +222,3 @@ def _log_to(run_dir: Path):
         handler.close()
 
     return undo
-
-
-def _error(e: Exception | str, code: int) -> int:
-    message = " ".join(str(e).split())
-    print(f"bgnet train: error: {message}", file=sys.stderr)
-    return code
