@@ -59,5 +59,6 @@ def require(modules: tuple[str, ...], extra: str, what: str) -> None:
 
     missing = [m for m in modules if find_spec(m) is None]
     if missing:
-        raise MissingExtra(f"{what} needs {', '.join(missing)}, which comes with bgnet's '{extra}' "
+        them = "which comes" if len(missing) == 1 else "which come"
+        raise MissingExtra(f"{what} needs {', '.join(missing)}, {them} with bgnet's '{extra}' "
                            f"extra: pip install 'bgnet[{extra}]'")
