@@ -44,7 +44,11 @@ def default_bot_path() -> Path | None:
 
 def load_default_bot(ply: int | None = 0):
     """The bot shipped with bgnet (:func:`default_bot_path`) at ``ply``."""
-    return load_shipped_bot(DEFAULT_BOT, ply)
+    path = default_bot_path()
+    if path is None:
+        raise BotFileMissing(f"no default bot is installed ({DEFAULT_BOT_NAME}); pass the path of an "
+                             "exported bot or a checkpoint")
+    return load_net_bot(path, ply=ply)
 
 
 def load_shipped_bot(name: str, ply: int | None = 0):
