@@ -1,6 +1,6 @@
 """bgnet's packages form layers, and no import goes up a layer or round a cycle.
 
-From the bottom: the shared utilities (``errors``, ``atomic``), the rules (``engine``), the file
+From the bottom: the shared utilities (``errors``, ``atomic``, ``resources``), the rules (``engine``), the file
 formats, the net / cube / bear-off code, the bots, then what uses bots (training, evaluation,
 play, export), the command line, and last the ``bgnet`` package itself (its lazy ``Bot``). Imports
 inside functions count too: a lazy import still ties the packages together.
@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "bgnet"
 
 LAYERS = [
-    {"errors", "atomic"},
+    {"errors", "atomic", "resources"},
     {"engine"},
     {"formats"},
     {"nn", "cube", "bearoff"},
