@@ -41,8 +41,17 @@ def test_each_experiment_composes_and_validates(name):
     assert run.model.encoding in ("extended", "contact") and run.train.games > RunConfig().train.games
 
 
-def test_experiments_exist():
-    assert "strong_cpu_wide_search" in EXPERIMENTS and len(EXPERIMENTS) >= 8
+def test_the_experiments_are_the_presets_a_user_can_run():
+    """The hand-run stages gave way to the recipes (their history: docs/HISTORY.md); what stays
+    are presets, each standalone: its defaults list picks groups (model, optim), never another
+    experiment."""
+    import yaml
+
+    assert EXPERIMENTS == ["gpu_h200", "strong_cpu"]
+    for name in EXPERIMENTS:
+        defaults = yaml.safe_load((CONFIG_DIR / "experiment" / f"{name}.yaml").read_text()).get("defaults", [])
+        for entry in defaults:
+            assert isinstance(entry, dict) and all(k.startswith("override /") for k in entry), (name, entry)
 
 
 @pytest.mark.parametrize("override, key", [
@@ -87,6 +96,6 @@ def test_help_explains_resume_and_the_config_groups(capsys):
     assert train_main(["--help"]) == 0
     out = capsys.readouterr().out
     for words in ("resume=", "model=", "optim=", "+experiment=", "distributed=ray", "Examples:",
-                  "h160", "strong_cpu_wide_search", "refused", "optim.name"):
+                  "h160", "strong_cpu", "gpu_h200", "deep", "quick", "refused", "optim.name"):
         assert words in out, words
     assert "bgnet train resume=runs/" in out
