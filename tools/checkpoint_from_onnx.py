@@ -4,7 +4,7 @@ The checkpoint holds the net's config and weights and the number of games it was
 (from the file's metadata unless ``--games`` says otherwise); it has no optimizer state, so a run
 resumed from it starts its optimizer afresh.
 
-    python3 tools/checkpoint_from_onnx.py checkpoints/bgnet-default.onnx runs/stage6/checkpoints/latest.pt
+    python3 tools/checkpoint_from_onnx.py checkpoints/bgnet-deep.onnx deep.pt
 """
 from __future__ import annotations
 
@@ -14,12 +14,31 @@ import sys
 
 def torch_net_of(path: str):
     """The torch value net whose weights an exported bot holds, checked against onnxruntime."""
-    from bgnet.export.onnx_bot import OnnxEvaluator
+    import numpy as np
+    import torch
+
+    from bgnet.bots.onnx_eval import OnnxEvaluator
+    from bgnet.engine.board import start_position
+    from bgnet.engine.movegen import generate_batch
+    from bgnet.nn.model import evaluate_afterstates, net_from_config
 
     ev = OnnxEvaluator(path, threads=1)
     if ev.fast is None:
         raise SystemExit(f"{path}: its weights could not be matched to its net config")
-    return ev.fast.net, ev.metadata
+    # The compiled pass holds the file's weights by their declared names, which are the torch
+    # net's state_dict keys (bgnet.nn.model.net_layout).
+    weights = ev.fast._weights()
+    net = net_from_config(ev.metadata["net_config"])
+    state = net.state_dict()
+    if set(state) != set(weights):
+        raise SystemExit(f"{path}: its weights could not be matched to its net config")
+    net.load_state_dict({k: torch.from_numpy(np.array(weights[k], np.float32)) for k in state})
+    net.eval()
+    boards = np.stack([start_position()] * 64)
+    after, _, _ = generate_batch(boards, np.random.default_rng(0).integers(1, 7, size=(64, 2)))
+    if not np.allclose(evaluate_afterstates(net, after), ev.afterstates(after), atol=1e-4):
+        raise SystemExit(f"{path}: the rebuilt net disagrees with the exported bot")
+    return net, ev.metadata
 
 
 def main(argv=None) -> int:
