@@ -9,17 +9,17 @@ all the while, on the same machine's cores as the workers.
     python3 benchmarks/bench_distributed.py --workers 1 2 4 8 15 --games 100000 --device cuda
     python3 benchmarks/bench_distributed.py --games 4000 --set model=extended \
         "model.hidden=[256,256]" "model.race_hidden=[64]"     # a fresh net of stage 7's shape
-    python3 benchmarks/bench_distributed.py --net checkpoints/stage9/latest.pt --games 40000
+    python3 benchmarks/bench_distributed.py --net bgnet-deep --games 20000 --workers 2
 
-With ``--net`` every run resumes a copy of that checkpoint (its net, optimizer and settings) and
-trains ``--games`` more games: a trained net's games are shorter than a fresh one's, and its
-rate is what a training stage gets.
+With ``--net`` every run resumes from a copy of that net and trains ``--games`` more games: a
+trained net's games are shorter than a fresh one's, and its rate is what a long run gets. It takes
+a checkpoint (its net, optimizer and settings), an exported bot or a shipped one by name
+(``bgnet-deep``, ``bgnet-default``: the net alone, with a fresh optimizer and the default settings).
 """
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -28,6 +28,7 @@ import time
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import numpy as np  # noqa: E402
+from shipped_net import write_checkpoint  # noqa: E402
 
 from bgnet.train.app import CONFIG_DIR  # noqa: E402
 from bgnet.train.loop import set_threads, train  # noqa: E402
@@ -56,7 +57,7 @@ def common(a, run_dir: str) -> dict:
 
         start = os.path.join(run_dir, "checkpoints", "latest.pt")
         os.makedirs(os.path.dirname(start))
-        shutil.copyfile(a.net, start)
+        write_checkpoint(a.net, start)
         games += int(load_checkpoint(start)["games"])
         over["resume"] = start
     return {**over, "train.games": games, "train.parallel_games": a.parallel, "device": a.device,
@@ -108,7 +109,8 @@ def main() -> int:
     ap.add_argument("--games-per-task", type=int, default=256)
     ap.add_argument("--device", default="cpu", help="the learner's device (workers play on CPU)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the single-process run")
-    ap.add_argument("--net", help="resume every run from a copy of this checkpoint (default: a fresh net)")
+    ap.add_argument("--net", help="resume every run from a copy of this net: a checkpoint, a .onnx bot, "
+                    "bgnet-deep or bgnet-default (default: a fresh net)")
     ap.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
                     help="Hydra overrides for every run, e.g. model=extended (default: the 80-unit net)")
     a = ap.parse_args()

@@ -5,20 +5,20 @@ often the filtered choice differs from the net's own and how many millipoints a 
 The filter's readout is fitted as in self-play (:class:`bgnet.train.move_filter.MoveFilter`: a
 full evaluation of one batch), on the even-numbered decisions, and judged on the odd ones.
 
-    python3 benchmarks/bench_move_filter.py --net checkpoints/stage8/latest.pt [--keep 4 6 8 10]
+    python3 benchmarks/bench_move_filter.py [--net bgnet-deep] [--keep 4 6 8 10]
 """
 from __future__ import annotations
 
 import argparse
 
 import numpy as np
+from shipped_net import DEFAULT_NET, torch_net
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.gnubg_bots import money_equity
 from bgnet.bots.net import NetEvaluator
 from bgnet.bots.simple import segment_argmax
 from bgnet.evaluate.er import load_benchmark
-from bgnet.nn.checkpoint import load_net
 from bgnet.train.move_filter import MoveFilter, valued_equity
 
 
@@ -31,14 +31,15 @@ def subset(bench, decisions: np.ndarray):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--net", default="checkpoints/stage8/latest.pt", help="a checkpoint")
+    ap.add_argument("--net", default=DEFAULT_NET,
+                    help=f"a checkpoint, a .onnx bot, bgnet-deep or bgnet-default (default {DEFAULT_NET})")
     ap.add_argument("--keep", type=int, nargs="+", default=[4, 6, 8, 10])
     ap.add_argument("--reference", default="2-ply", choices=("1-ply", "2-ply"))
     a = ap.parse_args(argv)
     bench = load_benchmark(reference=a.reference)
     contact = np.flatnonzero(np.isin(bench.phase, (4, 5)))  # contact and crashed
     fit_set, test_set = subset(bench, contact[0::2]), subset(bench, contact[1::2])
-    net = load_net(a.net)[0].eval()
+    net = torch_net(a.net)
     boards, after, off, equity = test_set
     best = np.maximum.reduceat(equity, off[:-1])
     full = afterstates_of(NetEvaluator(net, "cpu"), after, boards, parent_rows(off))

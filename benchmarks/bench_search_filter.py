@@ -7,7 +7,7 @@ It prints positions a second of each (one thread), the speed-up, and how far the
 fall from the full ones (the mover's money equity: mean, 99th percentile, largest), next to how
 far the full 1-ply values are from the net's own 0-ply ones, the change a search target makes.
 
-    python3 benchmarks/bench_search_filter.py --net checkpoints/stage14/latest.pt [--keep 6 8 12]
+    python3 benchmarks/bench_search_filter.py [--net bgnet-deep] [--keep 6 8 12]
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 import torch
+from shipped_net import DEFAULT_NET, torch_net
 
 from bgnet.bots.gnubg_bots import money_equity
 from bgnet.bots.net import NetBot, NetEvaluator
-from bgnet.nn.checkpoint import load_net
 from bgnet.train.learn import SEARCH_SLICE
 from bgnet.train.move_filter import FilteredOnePly
 from bgnet.train.selfplay import SelfPlayPool
@@ -44,14 +44,15 @@ def timed(search, boards: np.ndarray) -> tuple[np.ndarray, float]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--net", default="checkpoints/stage14/latest.pt", help="a checkpoint")
+    ap.add_argument("--net", default=DEFAULT_NET,
+                    help=f"a checkpoint, a .onnx bot, bgnet-deep or bgnet-default (default {DEFAULT_NET})")
     ap.add_argument("--keep", type=int, nargs="+", default=[6, 8, 12])
     ap.add_argument("--positions", type=int, default=8192,
                     help="positions timed: 16 slices, so the readout is refitted once as in training")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
-    net = load_net(a.net)[0].eval()
+    net = torch_net(a.net)
     boards = selfplay_boards(net, a.positions + SEARCH_SLICE, a.seed)
     warm, boards = boards[:SEARCH_SLICE], boards[SEARCH_SLICE:]
     full = NetBot(NetEvaluator(net, "cpu"), ply=1)

@@ -10,10 +10,11 @@ on 16 threads; a plain PyTorch TD-Gammon: about 6 games/s) and the goals (batche
     python3 benchmarks/bench_selfplay.py --model extended --online-games 0
     python3 benchmarks/bench_selfplay.py --device cuda --parallel 16384 --batched-games 200000
 
-``--net CKPT`` times inference-only self-play of a checkpoint's net instead (no training), and
-``--move-filter K`` times it also with ``train.move_filter=K``, side by side:
+``--net NET`` times inference-only self-play of a trained net instead (no training): a
+checkpoint, an exported bot, or a shipped one by name; ``--move-filter K`` times it also with
+``train.move_filter=K``, side by side:
 
-    python3 benchmarks/bench_selfplay.py --net checkpoints/stage8/latest.pt --move-filter 8
+    python3 benchmarks/bench_selfplay.py --net bgnet-deep --move-filter 8
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import time
 
 import numpy as np
 import torch
+from shipped_net import torch_net
 
 from bgnet.bots.net import NetEvaluator
 from bgnet.nn.model import ValueNet
@@ -79,7 +81,8 @@ def main() -> int:
     ap.add_argument("--batched-games", type=int, default=10000)
     ap.add_argument("--online-games", type=int, default=100, help="0 skips online mode")
     ap.add_argument("--inference-games", type=int, default=10000)
-    ap.add_argument("--net", help="a checkpoint: time its net's inference-only self-play only")
+    ap.add_argument("--net", help="a checkpoint, a .onnx bot, bgnet-deep or bgnet-default: time its "
+                    "net's inference-only self-play only")
     ap.add_argument("--move-filter", type=int, default=0,
                     help="with --net: also time self-play with train.move_filter=K")
     a = ap.parse_args()
@@ -108,9 +111,7 @@ def main() -> int:
 def compare_filter(a) -> int:
     """Inference-only self-play of a checkpoint's net, every move valued and (with
     ``--move-filter K``) with the filter, timed in alternation so that both see the same load."""
-    from bgnet.nn.checkpoint import load_net
-
-    net = load_net(a.net, device=a.device)[0].eval()
+    net = torch_net(a.net).to(a.device)
     keeps = [0] + ([a.move_filter] if a.move_filter else [])
     pools = {k: SelfPlayPool(NetEvaluator(net, a.device), a.parallel, np.random.default_rng(0),
                              bearoff=True, move_filter=k) for k in keeps}
