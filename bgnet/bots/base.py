@@ -23,6 +23,7 @@ bot's own depth.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,7 +137,8 @@ class Bot:
         training checkpoint (``*.pt``, needs torch), searching at ``ply`` (0, 1 or 2).
 
         Without ``path``, the bot shipped as ``checkpoints/bgnet-default.onnx``
-        (:func:`bgnet.bots.load.default_bot_path`). The loader is :mod:`bgnet.bots.load`: a
+        (:func:`bgnet.bots.load.default_bot_path`); ``"bgnet-default"`` or ``"bgnet-deep"`` name
+        the shipped bots wherever bgnet is installed. The loader is :mod:`bgnet.bots.load`: a
         missing file raises FileNotFoundError (:class:`bgnet.errors.BadInputFile` too), one that
         cannot be read a ValueError naming the file.
         """
@@ -144,6 +146,8 @@ class Bot:
 
         if path is None:
             return load.load_default_bot(ply=ply)
+        if str(path).lower() in load.SHIPPED_BOTS and not os.path.exists(path):
+            return load.load_shipped_bot(str(path).lower(), ply=ply)
         return load.load_net_bot(path, ply=ply, device=device)
 
     def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None) -> tuple[str, str]:

@@ -232,7 +232,7 @@ def as_tensors(value):
     if isinstance(value, dict):
         return {k: as_tensors(v) for k, v in value.items()}
     if isinstance(value, np.ndarray):
-        return torch.from_numpy(np.ascontiguousarray(value))
+        return torch.from_numpy(np.array(value))  # a copy: writable, contiguous
     return value
 
 
