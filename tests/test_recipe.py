@@ -35,7 +35,7 @@ model:
   race_hidden: [8]
   race_activation: sigmoid
 train:
-  games: null
+  games: 0
   parallel_games: 32
   buffer_positions: 256
   checkpoint_every: 200
@@ -84,7 +84,7 @@ def weights(run_dir):
 
 def test_a_recipe_runs_to_its_last_phase_and_each_phase_has_its_own_settings(recipes):
     run = load_config(composed(recipes))
-    assert run.train.games == 900  # games: null is the last phase's end
+    assert run.train.games == 900  # games: 0 is the last phase's end
     assert [phase_index(run, g) for g in (0, 299, 300, 899, 5000)] == [0, 0, 1, 2, 2]
     second = in_phase(run, 1)
     assert (second.train.lam, second.train.move_filter, second.optim.decay_start, second.train.games) == \

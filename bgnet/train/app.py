@@ -125,27 +125,34 @@ def _resume_dir(argv: list[str]) -> str | None:
 
 
 def _override_message(e: Exception) -> str:
-    """Hydra's complaint about an override, said the way bgnet says a config error: an unknown
-    key is named with the keys its section has."""
+    """Hydra's or OmegaConf's complaint about an override, said the way bgnet says a config error:
+    the key, what it must be, and for an unknown key the keys its section has."""
     import dataclasses
     import re
 
     from bgnet.train.config import SECTIONS, RunConfig
 
-    text = " ".join(str(e).split())
+    text = " ".join(f"{e} {e.__cause__ or ''}".split())
     option = re.search(r"Could not find '([\w-]+)/([\w.-]+)' Available options in '[\w-]+': (.*?) "
                        r"Config search path", text)
     if option:
         group, name, options = option.groups()
         return f"{group}={name}: no such option; the options of '{group}' are {', '.join(options.split())}"
-    unknown = re.search(r"Could not override '([\w.]+)'", text) or re.search(r"full_key: ([\w.]+)", text)
-    if unknown:
-        key = unknown.group(1)
-        section = key.split(".", 1)[0]
-        kind = SECTIONS.get(section)
-        names = sorted(f.name for f in dataclasses.fields(kind if kind else RunConfig))
-        where = f"'{section}' has" if kind else "the config has"
-        return f"unknown config key '{key}'; {where}: {', '.join(names)}"
+    key = re.search(r"full_key: ([\w.\[\]]+)", text) or re.search(r"Could not override '([\w.]+)'", text)
+    value = re.search(r"Value '([^']*)'", text)
+    kinds = (("to Integer", "a whole number"), ("to Float", "a number"), ("valid bool", "true or false"),
+             ("not a ListConfig", "a list such as [1, 2]"))
+    for marker, kind in kinds:
+        if key and marker in text:
+            got = f"; got {value.group(1)!r}" if value else ""
+            return f"config key '{key.group(1)}' must be {kind}{got}"
+    if key and ("not in struct" in text or "Could not override" in text or "not in '" in text):
+        name = key.group(1)
+        section = name.split(".", 1)[0]
+        schema = SECTIONS.get(section)
+        names = sorted(f.name for f in dataclasses.fields(schema if schema else RunConfig))
+        where = f"'{section}' has" if schema else "the config has"
+        return f"unknown config key '{name}'; {where}: {', '.join(names)}"
     return text
 
 

@@ -1,11 +1,13 @@
-"""The training config: one typed schema, checked once before anything runs.
+"""The training config: one typed schema, the one home of every key's default and meaning,
+checked once before anything runs.
 
-Hydra composes ``configs/train.yaml`` with its groups (``model/``, ``optim/``, ``experiment/``)
-and the command line's overrides into a ``DictConfig``; :func:`load_config` turns that into a
+The schema is registered with Hydra (:data:`SCHEMA`) as the base of ``configs/train.yaml``, which
+adds the default presets of its groups (``model/``, ``optim/``) and nothing else; recipes
+(``recipe/``) and presets (``experiment/``) set what differs. Hydra composes them with the
+command line's overrides into a ``DictConfig``; :func:`load_config` turns that into a
 :class:`RunConfig` of plain dataclasses, and the trainer reads typed fields from it alone. Each
-field's line below says what it does; the defaults are those of ``train.yaml`` with ``model: h80``
-and ``optim: adam`` (a test keeps the two equal). A key the schema does not know, a missing
-mandatory value or a value out of range raises :class:`ConfigError`, whose message names the key.
+field's line below says what it does. A key the schema does not know, a missing mandatory value
+or a value out of range raises :class:`ConfigError`, whose message names the key.
 """
 from __future__ import annotations
 
@@ -28,10 +30,10 @@ class ConfigError(BadArgument):
 class ModelConfig:
     encoding: str = "tesauro"  # input encoding of the value net (bgnet.nn.encode.ENCODINGS)
     hidden: list[int] = field(default_factory=lambda: [80])  # hidden layer widths (contact net when split)
-    activation: str | list[str] = "sigmoid"  # hidden units' activation, or one per layer (bgnet.nn.model.ACTIVATIONS)
+    activation: Any = "sigmoid"  # hidden units' activation, or a list of one per layer (bgnet.nn.model.ACTIVATIONS)
     split: bool = False  # separate nets for contact and race positions
     race_hidden: list[int] | None = None  # race net's widths when split (None: same as hidden)
-    race_activation: str | list[str] | None = None  # race net's activation(s) when split (None: as activation)
+    race_activation: Any = None  # race net's activation(s) when split (None: as activation)
 
 
 @dataclass
@@ -48,7 +50,7 @@ class OptimConfig:
 @dataclass
 class TrainConfig:
     mode: str = "batched"  # batched: parallel games, λ-returns, minibatches | online: per-move TD(λ)
-    games: int = 30000  # total self-play games from zero (a resumed run counts its past; a recipe's null: its end)
+    games: int = 30000  # total self-play games from zero (a resumed run counts its past; a recipe's 0: its end)
     parallel_games: int = 512  # games in flight at once in one self-play pool
     lam: float = 0.7  # λ of TD(λ)
     epsilon: float = 0.0  # chance a self-play move explores (its position still learns the greedy value)
@@ -102,8 +104,8 @@ PHASE_KEYS = {
 class Phase:
     name: str = ""  # what the phase does, in a word or two (the progress bar and the logs show it)
     until: int = 0  # games (counted from zero) at which the phase ends and the next begins
-    train: dict = field(default_factory=dict)  # train.* keys of PHASE_KEYS for this phase
-    optim: dict = field(default_factory=dict)  # optim.* keys: lr falls linearly to lr_final over the phase
+    train: dict[str, Any] = field(default_factory=dict)  # train.* keys of PHASE_KEYS for this phase
+    optim: dict[str, Any] = field(default_factory=dict)  # optim.* keys: lr falls linearly to lr_final over the phase
 
 
 @dataclass
@@ -128,6 +130,18 @@ class RunConfig:
 SECTIONS = {"model": ModelConfig, "optim": OptimConfig, "train": TrainConfig, "eval": EvalConfig,
             "ray": RayConfig}
 
+SCHEMA = "train_schema"  # the schema's name in Hydra's config store (train.yaml's first default)
+
+
+def register_schema() -> None:
+    """Give Hydra the schema, so that ``train.yaml`` composes on it (done on import)."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name=SCHEMA, node=RunConfig)
+
+
+register_schema()
+
 
 # --------------------------------------------------------------------------------------------
 # DictConfig -> RunConfig
@@ -148,7 +162,7 @@ def load_config(cfg: DictConfig | dict | RunConfig) -> RunConfig:
         known = ", ".join(sorted(top | set(SECTIONS) | {"phases"}))
         raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {known}")
     phases = _phases(raw.get("phases") or [])
-    if sections["train"].games is None and phases:  # a recipe runs to its last phase's end
+    if sections["train"].games == 0 and phases:  # a recipe runs to its last phase's end
         sections["train"].games = phases[-1].until
     run = RunConfig(**sections, **{k: raw[k] for k in top if k in raw}, phases=phases)
     check(run)
