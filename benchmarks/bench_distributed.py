@@ -83,13 +83,11 @@ def warm_up(parallel: int) -> None:
 
 def distributed_rate(a, workers: int) -> tuple[float, float, float]:
     """(games/s from the first result on, seconds to the first result, wall seconds)."""
-    from bgnet.train.distributed import train_distributed
-
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         # The overrides say which keys were asked for: a resumed net keeps its own architecture.
         over = ray_overrides(a, workers, d)
-        s = train_distributed(config(over), d, progress=False, overrides=over)
+        s = train(config(over), d, progress=False, overrides=over)  # over says distributed=ray
         return s["games_per_second"], s["seconds_to_first_result"], time.perf_counter() - t
 
 

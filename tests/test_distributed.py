@@ -15,7 +15,8 @@ from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import ValueNet
 from bgnet.train.app import CONFIG_DIR
 from bgnet.train.config import ConfigError
-from bgnet.train.distributed import SelfPlayWorker, ray_settings, train_distributed
+from bgnet.train.distributed import SelfPlayWorker, ray_settings
+from bgnet.train.loop import train
 
 
 def config(*overrides):
@@ -107,7 +108,7 @@ def killed_run(local_ray, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("ray_run")
     cfg = config(*SHORT, "train.games=200", "ray.workers=1", "ray.kill_worker_after_tasks=1",
                  "eval.final_games=0")
-    return run_dir, train_distributed(cfg, run_dir, progress=False)
+    return run_dir, train(cfg, run_dir, progress=False)
 
 
 @pytest.mark.slow
@@ -136,7 +137,7 @@ def test_resume_continues_from_the_checkpoint(killed_run, tmp_path):
     total = first["games"] + 80
     cfg = config(*SHORT, f"train.games={total}", "ray.workers=2", "eval.final_games=10",
                  f"resume={run_dir / 'checkpoints' / 'latest.pt'}")
-    s = train_distributed(cfg, tmp_path, progress=False)
+    s = train(cfg, tmp_path, progress=False)
     assert s["games_at_start"] == first["games"]
     assert s["games"] >= total and s["worker_failures"] == 0
     assert s["weights_version"] > first["weights_version"]

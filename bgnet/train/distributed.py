@@ -380,12 +380,3 @@ class RaySource:
         if self.connected:
             self.connected = False
             self.ray.shutdown()
-
-
-def train_distributed(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: bool | None = None,
-                      overrides=None) -> dict:
-    """:func:`bgnet.train.loop.train` with self-play on Ray actors, whatever ``distributed`` says."""
-    from bgnet.train.loop import train
-
-    run = cfg if isinstance(cfg, RunConfig) else load_config(cfg)
-    return train(dataclasses.replace(run, distributed="ray"), run_dir, progress, overrides)

@@ -49,7 +49,7 @@ from bgnet.train.learn import (
 )
 from bgnet.train.resume import Requested, reconcile
 from bgnet.train.selfplay import FinishedGames
-from bgnet.train.sources import GameSource, LocalSource
+from bgnet.train.sources import GameSource, source_for
 
 SourceFactory = Callable[["Trainer"], GameSource]
 
@@ -69,11 +69,8 @@ def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: boo
 
 def default_source(trainer: Trainer) -> GameSource:
     """Self-play in this process, or on Ray actors with ``distributed=ray``."""
-    if trainer.cfg.distributed == "ray":
-        from bgnet.train.distributed import RaySource
-
-        return RaySource(trainer.active, trainer.net, trainer.version, trainer.games)
-    return LocalSource(trainer.net, trainer.device, trainer.active.train, trainer.selfplay_rng)
+    return source_for(trainer.active, trainer.net, trainer.device, trainer.version, trainer.games,
+                      trainer.selfplay_rng)
 
 
 # --------------------------------------------------------------------------------------------

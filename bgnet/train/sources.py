@@ -19,7 +19,8 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from bgnet.train.config import TrainConfig
+from bgnet.nn.model import SplitValueNet, ValueNet
+from bgnet.train.config import RunConfig, TrainConfig
 from bgnet.train.learn import searcher_for, with_search_targets
 from bgnet.train.selfplay import FinishedGames, SelfPlayPool
 
@@ -120,3 +121,15 @@ class LocalSource:
 
     def close(self) -> None:
         pass
+
+
+def source_for(run: RunConfig, net: ValueNet | SplitValueNet, device: str, version: int, games: int,
+               rng: np.random.Generator) -> GameSource:
+    """The game source ``run.distributed`` names: a :class:`LocalSource` playing with ``net``
+    and the dice of ``rng``, or (``ray``) a :class:`bgnet.train.distributed.RaySource` whose
+    workers start at weights ``version`` and seed their dice from the ``games`` played."""
+    if run.distributed == "ray":
+        from bgnet.train.distributed import RaySource
+
+        return RaySource(run, net, version, games)
+    return LocalSource(net, device, run.train, rng)
