@@ -52,7 +52,9 @@ def bad_bots(tmp_path_factory):
     (d / "empty.pt").write_bytes(b"")
     (d / "garbage.pt").write_bytes(b"not a checkpoint\n" * 10)
     (d / "garbage.onnx").write_bytes(b"not a model\n" * 10)
-    return {name: str(d / name) for name in ("missing.pt", "empty.pt", "garbage.pt", "garbage.onnx")}
+    (d / "game.mat").write_text(" 0 point match\n\n Game 1\n A : 0     B : 0\n  1) 31: 8/5 6/5\n")
+    return {name: str(d / name) for name in ("missing.pt", "empty.pt", "garbage.pt", "garbage.onnx",
+                                             "game.mat")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +142,8 @@ def test_an_unknown_command_names_the_commands(capsys):
     ("garbage.pt", []),
     ("garbage.onnx", []),
 ])
-@pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament"])
+@pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament",
+                                  "rollout", "analyze"])
 def test_a_missing_or_corrupt_bot_file_is_an_input_error(verb, name, words, bad_bots, capsys):
     path = bad_bots[name]
     argv = {
@@ -149,6 +152,8 @@ def test_a_missing_or_corrupt_bot_file_is_an_input_error(verb, name, words, bad_
         "serve-external": ["serve-external", "--port", "1", "--bot", path],  # refused before listening
         "bench": ["bench", "er", "--bot", path, "--no-reference", "--limit", "5"],
         "tournament": ["tournament", "random", path, "--no-ref", "--games", "2", "--quiet"],
+        "rollout": ["rollout", "4HPwATDgc/ABMA", "--bot", path, "--trials", "1", "--quiet"],
+        "analyze": ["analyze", bad_bots["game.mat"], "--bot", path, "--quiet"],
     }[verb]
     code, _, err = call(capsys, *argv)
     assert code == EXIT_INPUT

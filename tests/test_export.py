@@ -306,6 +306,35 @@ def test_cli_export(exported, tmp_path, capsys):
     assert "nope.pt does not exist" in capsys.readouterr().err
 
 
+def test_cli_export_names_the_bot_after_the_file_or_the_run(exported, tmp_path, capsys):
+    from bgnet.cli import main
+
+    _, ckpt, _ = exported["plain"]
+    run = tmp_path / "quick" / "checkpoints"
+    run.mkdir(parents=True)
+    latest = run / "latest.pt"
+    latest.write_bytes(ckpt.read_bytes())
+    assert main(["export", str(latest), "--check", "0"]) == 0
+    assert read_metadata(run / "latest.onnx")["name"] == "quick"  # the run, not "latest"
+    assert main(["export", str(latest), "--out", str(tmp_path / "strong.onnx"), "--check", "0"]) == 0
+    assert read_metadata(tmp_path / "strong.onnx")["name"] == "strong"
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("content, words", [(b"train:\n  games: 3000\n", "a text file"),
+                                            (b"cube: 1\n", "a text file"),
+                                            (b"\x00\x01\x02\x03" * 40, "neither a zip")])
+def test_cli_export_of_a_file_that_is_no_checkpoint_says_so(tmp_path, capsys, content, words):
+    from bgnet.cli import main
+
+    path = tmp_path / "notes.pt"
+    path.write_bytes(content)
+    assert main(["export", str(path), "--check", "0"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bgnet export: error: ") and len(err.splitlines()) == 1
+    assert "is not a checkpoint" in err and words in err and "Python object" not in err
+
+
 def test_cli_export_refuses_a_directory_or_a_missing_folder(exported, tmp_path, capsys):
     from bgnet.cli import main
 

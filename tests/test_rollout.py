@@ -203,7 +203,31 @@ def test_rollout_command_writes_json(tmp_path, capsys):
     assert set(first["probabilities"]) == {"win", "win_gammon", "win_backgammon", "lose_gammon",
                                            "lose_backgammon"}
     assert first["move"] == "8/5 6/5" and first["trials"] == 12
-    assert "8/5 6/5" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "8/5 6/5" in text
+    # The shipped bot by its name, the results said to be cubeless, the rate as the bar ends it.
+    assert text.startswith("rollout by bgnet-default:") and data["bot"] == "bgnet-default"
+    assert "cubeless" in text.splitlines()[1] and "--cubeful" in text.splitlines()[1]
+    rate = f"{data['trials_per_second']:.0f} trials/s"
+    assert f"24 trials in {data['seconds']:.1f} s: {rate}" in text
+
+
+def test_the_progress_bar_reports_the_mean_rate(monkeypatch):
+    """tqdm without smoothing: its rate at the end is trials over elapsed time, the figure the
+    result prints (a smoothed rate swings as trials end together in bunches)."""
+    import tqdm
+
+    made = []
+
+    class Spy(tqdm.tqdm):
+        def __init__(self, *a, **kw):
+            made.append(kw)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(tqdm, "tqdm", Spy)
+    bot = load_bot("bgnet-default")
+    run_trials(bot, contact_positions(1, seed=3), RolloutSettings(trials=4, truncate=1), progress=True)
+    assert made and made[0]["smoothing"] == 0
 
 
 @pytest.mark.parametrize("argv, code, words", [
@@ -211,7 +235,8 @@ def test_rollout_command_writes_json(tmp_path, capsys):
     (["4HPwATDgc/ABMA", "71"], 2, "dice"),
     (["4HPwATDgc/ABMA", "--trials", "0"], 2, "--trials"),
     (["4HPwATDgc/ABMA", "31", "--move", "8/2", "--trials", "1"], 2, ""),
-    (["4HPwATDgc/ABMA", "--bot", "no/such/bot.onnx"], 2, "no such"),
+    (["4HPwATDgc/ABMA", "--bot", "no/such/bot.onnx"], 3, "no such bot file"),
+    (["4HPwATDgc/ABMA", "--bot", "nosuchbot"], 2, "unknown bot"),
     (["4HPwATDgc/ABMA", "--json", "/no/such/folder/r.json"], 2, "does not exist"),
 ])
 def test_rollout_command_refuses_bad_arguments(argv, code, words, capsys):

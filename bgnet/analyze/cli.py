@@ -19,12 +19,12 @@ BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or 
 def bot_spec(spec: str | None, ply: int | None) -> str:
     """The bot spec with ``--ply`` applied: ``gnubg:PLY`` or ``PATH@PLY``."""
     from bgnet.bots import default_bot_path
+    from bgnet.resources import DEFAULT_BOT
 
     if spec is None:
-        path = default_bot_path()
-        if path is None:
+        if default_bot_path() is None:
             raise BadArgument("no bot is installed (checkpoints/bgnet-default.onnx): give one with --bot")
-        spec = str(path)
+        spec = DEFAULT_BOT  # named as a person names it, not by the file's path
     if ply is None:
         return spec
     if ply < 0:
@@ -38,13 +38,12 @@ def bot_spec(spec: str | None, ply: int | None) -> str:
 
 
 def load(spec: str):
-    """The bot of a spec; a spec that names nothing usable is a bad argument."""
-    from bgnet.bots import load_bot
+    """The bot of a spec, as every verb loads one (:func:`bgnet.arguments.load_bot_arg`): a
+    missing or unreadable bot file is an input error (exit 3), a spec that names nothing a bad
+    argument (exit 2)."""
+    from bgnet.arguments import load_bot_arg
 
-    try:
-        return load_bot(spec)
-    except (ValueError, FileNotFoundError, ImportError, RuntimeError) as e:
-        raise BadArgument(str(e)) from None
+    return load_bot_arg(spec)
 
 
 def parse_dice(text: str) -> tuple[int, int]:
@@ -189,6 +188,9 @@ def format_rollout(r) -> str:
             + (f", truncated at {s.truncate} plies" if s.truncate is not None else "")
             + (", cycled first rolls" if s.cycle else "") + (", luck correction" if s.luck else "")
             + (", cubeful" if s.cubeful else ""))
+    head += ("" if s.cubeful else
+             "\ncubeless: equities as if there were no cube (money play); --cubeful plays the cube "
+             "in the trials and adds cubeful equities")
     lines = [head]
     if r.dice:
         lines.append(f"{r.results[0].position_id} to play {r.dice[0]}{r.dice[1]}"
@@ -196,7 +198,7 @@ def format_rollout(r) -> str:
     else:
         lines.append(f"position {r.results[0].position_id}" + (f", Match ID {r.match_id}" if r.match_id else ""))
     lines.append(f"{'':24s}{'win':>7s} {'w.g':>6s} {'w.bg':>6s} {'l.g':>6s} {'l.bg':>6s}   "
-                 f"{'equity':>16s}" + (f"   {'cubeful':>16s}" if s.cubeful else "")
+                 f"{'cubeless equity':>16s}" + (f"   {'cubeful':>16s}" if s.cubeful else "")
                  + ("   diff" if r.dice else ""))
     for x in r.results:
         name = (x.move or "before the roll")[:22]
@@ -210,7 +212,9 @@ def format_rollout(r) -> str:
         if r.dice:
             row += f"   {x.diff:+.3f} ± {x.diff_se:.3f}"
         lines.append(row)
-    lines.append(f"{r.trials_per_second:.0f} trials/s ({r.seconds:.1f} s); standard errors of the means")
+    total = sum(x.trials for x in r.results)
+    lines.append(f"{total} trials in {r.seconds:.1f} s: {r.trials_per_second:.0f} trials/s; "
+                 "standard errors of the means")
     return "\n".join(lines)
 
 

@@ -564,7 +564,9 @@ def run_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, cube: Cub
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(roots) * settings.trials, desc=desc, unit="trial", smoothing=0.1)
+        # The mean rate since the start (no smoothing): trials advance together and end in
+        # bunches, so a smoothed rate swings; this one ends at the figure the result reports.
+        bar = tqdm(total=len(roots) * settings.trials, desc=desc, unit="trial", smoothing=0)
     try:
         if workers > 1:
             if spec is None:

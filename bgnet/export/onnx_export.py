@@ -287,7 +287,9 @@ def export_main(argv: list[str]) -> int:
     p.add_argument("checkpoint", help="a training checkpoint (.pt)")
     p.add_argument("--out", help="the ONNX file to write, in an existing folder (default: the "
                                  "checkpoint's name with .onnx)")
-    p.add_argument("--name", help="the bot's name in its metadata (default: the checkpoint's name)")
+    p.add_argument("--name", help="the bot's name in its metadata, which the play page and "
+                   "reports show (default: the --out file's name, else the run's: "
+                   "runs/quick/checkpoints/latest.pt is 'quick')")
     p.add_argument("--check", type=int, default=1000, metavar="N",
                    help="compare the export with the torch net on N positions (0: skip; default 1000)")
     a = p.parse_args(argv)
@@ -295,6 +297,30 @@ def export_main(argv: list[str]) -> int:
         return _export(a)
     except (BadArgument, BadInputFile) as e:
         return _fail(str(e), e.exit_code)
+
+
+def bot_name_for(checkpoint: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
+    """The name an exported bot gets unless ``--name`` gives one: the output file's (``--out
+    quick.onnx``: ``quick``), else the run's, for a checkpoint in a run's ``checkpoints``
+    folder (``runs/quick/checkpoints/latest.pt``: ``quick``), else the checkpoint's own.
+
+    >>> bot_name_for("runs/quick/checkpoints/latest.pt")
+    'quick'
+    >>> bot_name_for("runs/quick/checkpoints/latest.pt", "bots/strong.onnx")
+    'strong'
+    >>> bot_name_for("nets/s9.pt")
+    's9'
+    """
+    if out is not None:
+        return Path(out).stem
+    ck = Path(checkpoint)
+    if ck.parent.name == "checkpoints" and ck.parent.parent.name not in ("", ".", ".."):
+        return ck.parent.parent.name
+    if ck.parent.name == "checkpoints":  # a checkpoints folder given relative to the run
+        run = ck.resolve().parent.parent.name
+        if run:
+            return run
+    return ck.stem
 
 
 def _fail(message: str, code: int) -> int:
@@ -312,7 +338,8 @@ def _export(a) -> int:
         raise BadArgument("--out must differ from the checkpoint")
     check_output_path(out)
     try:
-        path = export_onnx(a.checkpoint, out, {"name": a.name} if a.name else None)
+        name = a.name or bot_name_for(a.checkpoint, out if a.out else None)
+        path = export_onnx(a.checkpoint, out, {"name": name})
     except (CheckpointError, ExportError) as e:
         # Both are about the checkpoint given: unreadable, or holding a net that cannot be exported.
         raise BadInputFile(str(e)) from None

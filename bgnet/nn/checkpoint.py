@@ -100,6 +100,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
         raise CheckpointError(f"checkpoint {path} does not exist")
     if path.stat().st_size == 0:
         raise CheckpointError(f"checkpoint {path} is empty (0 bytes): it was never completely written")
+    _check_kind(path)
     try:
         with torch.serialization.safe_globals(_numpy_data_types()):
             data = torch.load(path, map_location=map_location, weights_only=True)
@@ -118,6 +119,27 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
         if key not in data:
             raise CheckpointError(f"checkpoint {path} lacks '{key}'")
     return data
+
+
+def _check_kind(path: Path) -> None:
+    """CheckpointError for a file that cannot be a checkpoint at all: ``torch.save`` writes a zip
+    archive (older versions a pickle, which starts with its protocol byte 0x80). Anything else,
+    text above all, is said to be what it is before the unpickler reads it as instructions."""
+    with open(path, "rb") as f:
+        head = f.read(512)
+    if head.startswith((b"PK\x03\x04", b"\x80")):
+        return
+    if path.suffix.lower() == ".onnx":
+        raise CheckpointError(f"{path} is an exported bot (ONNX), not a training checkpoint: it "
+                              "plays as it is (--bot PATH)")
+    try:
+        head.decode("utf-8")
+        text = b"\0" not in head
+    except UnicodeDecodeError:
+        text = False
+    what = "a text file" if text else "neither a zip archive nor a pickle"
+    raise CheckpointError(f"{path} is not a checkpoint: it is {what}, where a bgnet checkpoint "
+                          "is a training run's saved net (RUN/checkpoints/latest.pt)")
 
 
 def _first_line(error: BaseException) -> str:
