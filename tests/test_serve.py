@@ -245,6 +245,55 @@ def test_openapi_page_lists_the_endpoints(client):
     assert {"die1", "die2", "p0", "p25"} <= names
 
 
+def _ref(node: dict) -> str:
+    schema = node["content"]["application/json"]["schema"]
+    if "anyOf" in schema:  # an optional body
+        schema = next(s for s in schema["anyOf"] if "$ref" in s)
+    return schema["$ref"].rsplit("/", 1)[1]
+
+
+def test_openapi_declares_every_body_and_answer(client):
+    """A client generated from /openapi.json knows what each endpoint takes and answers."""
+    spec = ok(client.get("/openapi.json"))
+    paths, schemas = spec["paths"], spec["components"]["schemas"]
+    answers = {("/move", "get"): "WildbgMoves", ("/eval", "get"): "WildbgEval",
+               ("/api/v1/moves", "get"): "Moves", ("/api/v1/evaluate", "get"): "Evaluation",
+               ("/api/v1/cube", "get"): "CubeAnswer", ("/api/v1/bot", "get"): "BotInfo",
+               ("/health", "get"): "Health", ("/api/v1/games", "post"): "GameState",
+               ("/api/v1/games/{gid}", "get"): "GameState",
+               ("/api/v1/games/{gid}/{action}", "post"): "GameState"}
+    for (path, method), name in answers.items():
+        op = paths[path][method]
+        assert _ref(op["responses"]["200"]) == name, (path, name)
+        if path != "/health":
+            assert _ref(op["responses"]["400"]) == "Message", path
+    assert _ref(paths["/api/v1/games"]["post"]["requestBody"]) == "NewGame"
+    assert _ref(paths["/api/v1/games/{gid}/{action}"]["post"]["requestBody"]) == "GameAction"
+    assert set(schemas["NewGame"]["properties"]) == {"match_length", "name", "jacoby"}
+    assert {"from", "to", "kind", "move"} == set(schemas["GameAction"]["properties"])
+    state = schemas["GameState"]["properties"]
+    assert {"points", "bot_moves", "destinations", "cube", "hint", "pips"} <= set(state)
+    assert {"ply", "equity", "probabilities", "play"} <= set(schemas["RankedMove"]["properties"])
+
+
+def test_the_api_page_needs_no_network(client):
+    """/docs loads Swagger UI from the server itself, every file it names is served, and the
+    page asks no other host (the validator badge is off)."""
+    import re
+
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assert not re.search(r"https?://", page.text), page.text
+    assets = re.findall(r'(?:src|href)="(/[^"]+)"', page.text)
+    assert {"/static/docs/swagger-ui-bundle.js", "/static/docs/swagger-ui.css"} <= set(assets)
+    for path in assets:
+        got = client.get(path)
+        assert got.status_code == 200, path
+    assert len(client.get("/static/docs/swagger-ui-bundle.js").content) > 500_000
+    assert '"validatorUrl": null' in page.text
+    assert client.get("/redoc").status_code == 404  # it would load from elsewhere: not served
+
+
 def test_unknown_paths_methods_and_big_bodies_are_json(client):
     refused(client.get("/api/v1/nothing"), 404, "/api/v1/nothing")
     refused(client.post("/move"), 405, "POST")
@@ -437,15 +486,138 @@ def test_doubling_turns_the_cube(client):
     assert s["may_double"]
     d = act(client, s, "double")
     assert (d["game_over"] and d["winner"] == "you") or \
-        (d["cube"] == {"value": 2, "owner": "bot"} and not d["may_double"])
+        (d["cube"]["value"] == 2 and d["cube"]["owner"] == "bot" and not d["may_double"])
 
 
 def test_hints_list_moves_with_equities(client):
     s = to_my_move(client, new_game(client))
     h = act(client, s, "hint")["hint"]
-    assert h["moves"] and h["by"] == "bgnet-default"
+    assert h["moves"] and h["by"] == "bgnet-default" and h["ply"] == 0
     eqs = [m["equity"] for m in h["moves"]]
     assert eqs == sorted(eqs, reverse=True)
+    for m in h["moves"]:  # gammon chances for the table, a place kept for a cubeful column
+        assert 0 <= m["probabilities"]["win_gammon"] <= m["probabilities"]["win"]
+        assert "cubeful_equity" in m
+
+
+def test_moves_at_two_ply_are_all_valued_at_two_ply(client):
+    """Every move listed is valued at the ply asked, not only the search's best: each equals
+    the 2-ply value of its next position computed directly, and the list is in their order."""
+    from bgnet.nn.probs import equity, flip
+
+    data = ok(client.get("/api/v1/moves", params={"position_id": START, "dice": "31", "ply": 2,
+                                                  "limit": 4}))
+    assert data["ply"] == 2 and [m["ply"] for m in data["moves"]] == [2, 2, 2, 2]
+    bot = client.app.state.answers.bot
+    for m in data["moves"]:
+        nxt = board_from_position_id(m["next_position_id"])  # the opponent on roll
+        direct = float(equity(flip(np.asarray(bot.evaluate(nxt[None], 2), np.float64))[0]))
+        assert m["equity"] == pytest.approx(direct, abs=2e-5), m["notation"]
+    eqs = [m["equity"] for m in data["moves"]]
+    assert eqs == sorted(eqs, reverse=True)
+    zero = ok(client.get("/api/v1/moves", params={"position_id": START, "dice": "31", "ply": 0,
+                                                  "limit": 4}))
+    assert [m["ply"] for m in zero["moves"]] == [0, 0, 0, 0]
+    assert zero["moves"][1]["equity"] != data["moves"][1]["equity"]
+
+
+def test_a_jacoby_money_game(client):
+    s = new_game(client, jacoby=True)
+    assert s["jacoby"] is True and s["match_length"] == 0
+    assert new_game(client)["jacoby"] is False
+
+
+def _apply_bot_move(points, bar, move):
+    """The person's view of the board after the bot's move: its steps are numbered from its
+    side (25 its bar, 0 off); the person's point is 25 - p."""
+    points, bar = list(points), dict(bar)
+    for step in move["steps"]:
+        a, b = step["from"], step["to"]
+        if a == 25:
+            bar["bot"] -= 1
+        else:
+            points[25 - a] += 1  # the bot's checkers are negative
+        if b != 0:
+            if step["hit"]:
+                assert points[25 - b] == 1
+                points[25 - b] = 0
+                bar["you"] += 1
+            points[25 - b] -= 1
+    return points, bar
+
+
+def test_the_bots_moves_are_told_with_their_dice_and_steps(client):
+    s = to_my_move(client, new_game(client))
+    for _ in range(30):
+        move = s["legal_moves"][0]
+        for a, b in move["steps"]:
+            s = act(client, s, "step", **{"from": a, "to": b})
+        before = s  # the board with the person's move shown, before the bot answers
+        s = act(client, s, "confirm")
+        if s["game_over"]:
+            break
+        if s["phase"] == "doubled":  # the bot doubled instead of rolling
+            assert s["cube"]["offered_by"] == "bot" and not s["bot_moves"]
+            s = to_my_move(client, s)
+            continue
+        assert s["bot_moves"], s["log"][-3:]
+        points, bar = before["points"], before["bar"]
+        for m in s["bot_moves"]:
+            assert len(m["dice"]) == 2 and all(1 <= d <= 6 for d in m["dice"])
+            assert any(f"rolls {m['dice'][0]}-{m['dice'][1]}" in line for line in s["log"])
+            if m["notation"]:
+                assert any(m["notation"] in line for line in s["log"])
+            points, bar = _apply_bot_move(points, bar, m)
+        assert points == s["points"] and bar == s["bar"]
+        ids = [m["id"] for m in s["bot_moves"]]
+        assert len(set(ids)) == len(ids)
+        s = to_my_move(client, s)
+
+
+def test_destinations_are_the_points_a_click_may_reach(client):
+    s = to_my_move(client, new_game(client))
+    dest = s["destinations"]
+    assert dest
+    for move in s["legal_moves"]:
+        a, b = move["steps"][0]
+        assert b in dest[str(a)], (move, dest)
+    for a, ends in dest.items():
+        for b in ends:
+            t = act(client, s, "step", **{"from": int(a), "to": b})  # accepted, then undone
+            assert t["steps"] and t["steps"][0][0] == int(a)
+            act(client, t, "undo")
+    after_one = act(client, s, "step", **{"from": s["legal_moves"][0]["steps"][0][0],
+                                          "to": s["legal_moves"][0]["steps"][0][1]})
+    assert after_one["destinations"] != dest or len(s["dice_left"]) > 2
+
+
+class DoublingBot(Bot):
+    """Plays the first legal move and sees itself a strong favourite everywhere: it doubles at
+    its first chance (a double it thinks the person should take)."""
+
+    name = "doubler"
+
+    def choose_move(self, board, d1, d2):
+        after, _ = generate(board, d1, d2)
+        return after[0] if len(after) else board
+
+    def evaluate(self, boards):
+        n = len(np.asarray(boards).reshape(-1, 2, 25))
+        return np.tile(np.array([0.72, 0.0, 0.0, 0.0, 0.0]), (n, 1))
+
+
+def test_the_bots_double_is_shown_as_an_offered_cube():
+    with TestClient(create_app(DoublingBot(), warm=False, seed=3)) as c:
+        s = new_game(c)
+        for _ in range(20):
+            if s["phase"] == "doubled":
+                break
+            s = act(c, s, "roll") if s["phase"] == "roll" else \
+                act(c, s, "move", move=s["legal_moves"][0]["notation"])
+        assert s["phase"] == "doubled" and s["turn"] == "you"
+        assert s["cube"] == {"value": 1, "owner": "centre", "offered": 2, "offered_by": "bot"}
+        t = act(c, s, "take")
+        assert t["cube"]["value"] == 2 and t["cube"]["owner"] == "you" and t["cube"]["offered"] is None
 
 
 @pytest.mark.parametrize("body, words", [
@@ -454,6 +626,8 @@ def test_hints_list_moves_with_equities(client):
     ({"match_length": 99}, ("match_length",)),
     ({"name": "a:b"}, ("name",)),
     ({"colour": "red"}, ("unknown field colour",)),
+    ({"jacoby": "yes"}, ("jacoby",)),
+    ({"jacoby": True, "match_length": 5}, ("Jacoby rule is for money play",)),
 ])
 def test_new_game_bad_input(client, body, words):
     refused(client.post("/api/v1/games", json=body), 400, *words)
@@ -464,9 +638,14 @@ def test_game_action_bad_input(client):
     gid = s["id"]
     refused(client.post(f"/api/v1/games/{gid}/fly", json={}), 404, "fly")
     refused(client.post("/api/v1/games/nosuchgame/roll", json={}), 404, "nosuchgame")
-    refused(client.post(f"/api/v1/games/{gid}/step", json={"from": "a", "to": 3}), 400, "step")
+    refused(client.post(f"/api/v1/games/{gid}/step", json={"from": "a", "to": 3}), 400, "from")
+    refused(client.post(f"/api/v1/games/{gid}/step", json={"from": 8}), 400, "step")
+    refused(client.post(f"/api/v1/games/{gid}/step", json={"from": 8, "to": 26}), 400, "to")
+    refused(client.post(f"/api/v1/games/{gid}/step", json={"form": 8, "to": 5}), 400,
+            "unknown field form")
     refused(client.post(f"/api/v1/games/{gid}/move", json={}), 400, "move")
-    refused(client.post(f"/api/v1/games/{gid}/resign", json={"kind": "all"}), 400, "resign")
+    refused(client.post(f"/api/v1/games/{gid}/resign", json={"kind": "all"}), 400, "kind",
+            "single", "gammon")
     refused(client.post(f"/api/v1/games/{gid}/roll", json={}), 400, "start of your turn")
     refused(client.post(f"/api/v1/games/{gid}/take", json={}), 400, "no double")
 

@@ -1,7 +1,9 @@
 """What the API answers, computed on the bot's thread (see :mod:`.service`): ranked moves,
 evaluations, cube decisions and the bot's description.
 
-Net bots rank every legal move themselves, at the ply a request asks for. A bot that only
+Net bots rank every legal move themselves, at the ply a request asks for, and every move an
+answer lists is valued at that ply (a search values only its best few that deep: the others are
+valued again before they are listed). A bot that only
 chooses moves (pubeval, random) puts its choice first; its probabilities, and the order of the
 other moves, come from the judge of :class:`~bgnet.play.advisor.Advisor` (GNU Backgammon's 0-ply
 net when installed). Answers name the evaluator they used.
@@ -71,10 +73,47 @@ class Answers:
         return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
                 for m in moves]
 
-    def moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int) -> dict:
+    def valued(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int):
+        """(number of legal moves, the best ``limit`` of them as (afterstate, steps,
+        probabilities)), every one valued at ``ply``: a net bot's search values only its few
+        best candidates that deep, so the others listed are valued again, and the list is
+        ordered by those values."""
         ranked = self.ranked(board, d1, d2, ply)
+        top = ranked[:limit]
+        if self.searches and ply and top:
+            probs = self._afterstates_at(np.stack([a for a, _, _ in top]), ply)
+            top = [(a, s, p) for (a, s, _), p in zip(top, probs)]
+            top.sort(key=lambda m: -float(money_equity(m[2])))  # stable: ties keep the bot's order
+        return len(ranked), top
+
+    def _afterstates_at(self, after: np.ndarray, ply: int) -> np.ndarray:
+        """The mover's probabilities after each afterstate ``[opponent, mover]`` at ``ply``: the
+        opponent's, on roll, at the same depth, seen from the mover; finished games by the rules."""
+        from bgnet.engine.board import game_result
+        from bgnet.nn.probs import flip, terminal_probs
+
+        out = np.empty((len(after), 5), np.float64)
+        results = np.array([game_result(a) for a in after])
+        for i in np.flatnonzero(results):
+            out[i] = terminal_probs(int(results[i]))
+        live = np.flatnonzero(results == 0)
+        if len(live):
+            opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
+            out[live] = flip(np.asarray(self.bot.evaluate(opp_on_roll, ply), np.float64))
+        return out
+
+    def values_ply(self, ply: int | None) -> int | None:
+        """The depth the values of :meth:`valued` come from: the ply asked of a net bot, else
+        the judge's own (0-ply for GNU Backgammon's net judging pubeval's moves)."""
+        if self.searches:
+            return ply
+        return getattr(self.evaluator, "ply", None) if self.evaluator is not None else None
+
+    def moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int) -> dict:
+        count, top = self.valued(board, d1, d2, ply, limit)
+        depth = self.values_ply(ply)
         out = []
-        for rank, (after, steps, probs) in enumerate(ranked[:limit], 1):
+        for rank, (after, steps, probs) in enumerate(top, 1):
             out.append({
                 "rank": rank,
                 "notation": format_move(steps, board),
@@ -82,9 +121,10 @@ class Answers:
                 "next_position_id": next_position_id(after),
                 "equity": None if probs is None else round(float(money_equity(probs)), 6),
                 "probabilities": None if probs is None else probs_dict(probs),
+                "ply": None if probs is None else depth,
             })
-        return {"position_id": position_id(board), "dice": [d1, d2], "ply": ply,
-                "legal_moves": len(ranked), "bot": self.bot.name,
+        return {"position_id": position_id(board), "dice": [d1, d2], "ply": depth,
+                "legal_moves": count, "bot": self.bot.name,
                 "evaluator": getattr(self.evaluator, "name", None), "moves": out}
 
     def wildbg_moves(self, board: np.ndarray, d1: int, d2: int) -> dict:

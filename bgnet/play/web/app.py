@@ -4,6 +4,11 @@ the play page at ``/`` and the OpenAPI page at ``/docs``.
 Requests are checked before any bot code runs: unknown query parameters, values out of range,
 malformed IDs and bodies over :data:`MAX_BODY` bytes are answered 400/413 with
 ``{"message": ...}``; FastAPI's own validation errors (422) are turned into the same 400 form.
+Request bodies and answers are declared in :mod:`.schema`, so ``/openapi.json`` describes them.
+
+The OpenAPI page is Swagger UI served from the package (``static/docs``: Swagger UI's own
+distribution, Apache License 2.0, its licence and notices beside it), so it works without a
+network; its validator badge, which would ask a server elsewhere, is off.
 """
 from __future__ import annotations
 
@@ -19,6 +24,16 @@ from bgnet.engine.state import MatchContext
 from bgnet.play.web.answers import Answers
 from bgnet.play.web.games import GameStore
 from bgnet.play.web.positions import WILDBG_POINTS, board_from_wildbg, check_die, one_position, parse_dice
+from bgnet.play.web.schema import (
+    ERRORS,
+    BotInfo,
+    CubeAnswer,
+    Evaluation,
+    Health,
+    Moves,
+    WildbgEval,
+    WildbgMoves,
+)
 from bgnet.play.web.service import ApiError, BotService
 
 MAX_BODY = 16 * 1024  # bytes: the largest request body (game actions are a few dozen bytes)
@@ -51,8 +66,15 @@ def _validation_message(exc: RequestValidationError) -> str:
     for err in exc.errors():
         where = ".".join(str(x) for x in err.get("loc", ()) if x not in ("query", "body", "path"))
         got = err.get("input")
+        if err.get("type") == "extra_forbidden":
+            parts.append(f"unknown field {where} (the fields are listed at /docs)")
+            continue
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if err.get("type") == "value_error":  # our own validators' sentences say it all
+            parts.append(msg)
+            continue
         got_text = "" if got is None or isinstance(got, dict) else f" (got {got!r})"
-        parts.append(f"{where or 'the request'}: {err.get('msg', 'invalid')}{got_text}")
+        parts.append(f"{where or 'the request'}: {msg}{got_text}")
     return "; ".join(parts)
 
 
@@ -161,7 +183,7 @@ def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_w
     service = BotService(bot, timeout=timeout, max_waiting=max_waiting)
     answers = Answers(bot, ply)
     games = GameStore(answers, service, max_games=max_games, seed=seed)
-    app = FastAPI(title="bgnet", version=_version(),
+    app = FastAPI(title="bgnet", version=_version(), docs_url=None, redoc_url=None,
                   description=f"The backgammon bot {bot.name}: bgnet's API under /api/v1/, "
                               "wildbg's /move and /eval, and a page to play it at /.")
     app.state.service, app.state.answers, app.state.games = service, answers, games
@@ -244,8 +266,10 @@ def _add_wildbg_routes(app: FastAPI, service: BotService, answers: Answers) -> N
         return await service.call(answers.wildbg_eval, board, ctx)
 
     app.get("/move", tags=["wildbg"], dependencies=[Depends(only(*wildbg))],
+            response_model=WildbgMoves, responses=ERRORS,
             summary="wildbg: every legal move, best first")(_wildbg_signature(get_move))
     app.get("/eval", tags=["wildbg"], dependencies=[Depends(only(*wildbg[2:]))],
+            response_model=WildbgEval, responses=ERRORS,
             summary="wildbg: probabilities and the cube decision")(_with_points(get_eval, []))
 
 
@@ -255,13 +279,15 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
     ply_q = Query(None, description="search depth (net bots: 0, 1 or 2); default the server's")
 
     @app.get("/api/v1/bot", tags=["bgnet"], dependencies=[Depends(only())],
+             response_model=BotInfo, responses=ERRORS,
              summary="the bot: name, encoding, measured strength")
     async def bot_info():
         return answers.describe()
 
     @app.get("/api/v1/moves", tags=["bgnet"],
              dependencies=[Depends(only("position_id", "xgid", "dice", "ply", "limit"))],
-             summary="the legal moves of a position, best first")
+             response_model=Moves, responses=ERRORS,
+             summary="the legal moves of a position, best first, each valued at the ply asked")
     async def moves(position_id: str | None = pid_q, xgid: str | None = xgid_q,
                     dice: str | None = Query(None, description="the roll, e.g. 31 or 3-1 "
                                              "(default: the dice of the XGID)"),
@@ -278,6 +304,7 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
 
     @app.get("/api/v1/evaluate", tags=["bgnet"],
              dependencies=[Depends(only("position_id", "xgid", "ply"))],
+             response_model=Evaluation, responses=ERRORS,
              summary="cubeless probabilities and equity of the side on roll, before rolling")
     async def evaluate(position_id: str | None = pid_q, xgid: str | None = xgid_q,
                        ply: int | None = ply_q):
@@ -286,6 +313,7 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
 
     @app.get("/api/v1/cube", tags=["bgnet"],
              dependencies=[Depends(only("position_id", "match_id", "xgid", "ply"))],
+             response_model=CubeAnswer, responses=ERRORS,
              summary="the cube decision of the side on roll")
     async def cube(position_id: str | None = pid_q,
                    match_id: str | None = Query(None, description="GNU Backgammon Match ID "
@@ -308,12 +336,24 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
 
 
 def _add_page(app: FastAPI) -> None:
+    from fastapi.openapi.docs import get_swagger_ui_html
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
     async def page():
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
-    @app.get("/health", tags=["bgnet"], summary="alive, and how many bot calls wait")
+    @app.get("/docs", include_in_schema=False)
+    async def docs():
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
+                                   title="bgnet: the HTTP API",
+                                   swagger_js_url="/static/docs/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/docs/swagger-ui.css",
+                                   swagger_favicon_url="/static/favicon.svg",
+                                   swagger_ui_parameters={"validatorUrl": None})
+
+    @app.get("/health", tags=["bgnet"], response_model=Health,
+             summary="alive, and how many bot calls wait")
     async def health(request: Request):
         return {"ok": True, "waiting": request.app.state.service.waiting}

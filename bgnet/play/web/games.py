@@ -34,15 +34,16 @@ from bgnet.play import terminal
 from bgnet.play.terminal import BOT, DONE, HUMAN, PlaySession
 from bgnet.play.web import clickmove
 from bgnet.play.web.positions import probs_dict
+from bgnet.play.web.schema import ERRORS, GameAction, GameState, NewGame
 from bgnet.play.web.service import ApiError
 
 MAX_LOG = 200
-MAX_MATCH = 64
+HINT_MOVES = 5
 ACTIONS = ("roll", "double", "take", "drop", "resign", "move", "step", "undo", "confirm",
            "new_game", "hint")
-# A JSON body that may be left out (read as {}). One shared marker rather than a call in each
-# route's defaults; FastAPI copies the default for every request that omits the body.
-_OPTIONAL_BODY = Body(default={})
+# A JSON body that may be left out. One shared marker rather than a call in each route's
+# defaults; FastAPI copies the default for every request that omits the body.
+_OPTIONAL_BODY = Body(default=None)
 
 
 class _PageSession(PlaySession):
@@ -58,16 +59,18 @@ class _PageSession(PlaySession):
 class WebGame:
     """One person's match (or money session) against the bot."""
 
-    def __init__(self, gid: str, answers, *, match_length: int, name: str, seed=None):
+    def __init__(self, gid: str, answers, *, match_length: int, name: str, seed=None,
+                 jacoby: bool = False):
         self.id = gid
         self.answers = answers
         self.log: list[str] = []
         self.log_count = 0  # lines written since the start, so the page can tell the new ones
         self.session = _PageSession(answers.advisor, match_length=match_length, games=None,
-                                    seed=seed, name=name, write=self._write,
+                                    seed=seed, name=name, jacoby=jacoby, write=self._write,
                                     read_line=lambda prompt: None)
         self.steps: list = []  # the clicked move so far: (from, to, die) single steps
         self.hint: dict | None = None
+        self.bot_moves: list[dict] = []  # the bot's moves since the person's last action
         self._start_game()
 
     # -- plumbing --------------------------------------------------------------------------------
@@ -105,6 +108,14 @@ class WebGame:
         without a legal move, until the person must decide or the game is over."""
         s, g = self.session, self.game
         self.steps = []
+        first = len(g.record.actions)
+        try:
+            self._play_on(s, g)
+        finally:
+            self.bot_moves = [_bot_move(g, i, a) for i, a in enumerate(g.record.actions)
+                              if i >= first and a.player == BOT and a.kind == "move"]
+
+    def _play_on(self, s, g) -> None:
         while not g.over:
             if g.turn == BOT:
                 s._bot_turn(g)
@@ -132,8 +143,10 @@ class WebGame:
             raise ApiError(400, self.log[-1])
 
     # -- actions ---------------------------------------------------------------------------------
-    def act(self, action: str, body: dict) -> dict:
-        """Carry out ``action`` for the person and return the new state (see the module doc)."""
+    def act(self, action: str, body: dict | None = None) -> dict:
+        """Carry out ``action`` for the person and return the new state (see the module doc).
+        ``body``: the action's fields (:class:`~bgnet.play.web.schema.GameAction`)."""
+        body = body or {}
         if action not in ("step", "undo"):  # a hint holds for the whole roll
             self.hint = None
         if action not in ACTIONS:
@@ -172,7 +185,7 @@ class WebGame:
         self._typed("drop")
 
     def _resign(self, body):
-        kind = str(body.get("kind", "single"))
+        kind = str(body.get("kind") or "single")
         if kind not in ("single", "gammon", "backgammon"):
             raise ApiError(400, f"resign single, gammon or backgammon; got {kind!r}")
         before = len(self.log)
@@ -192,7 +205,7 @@ class WebGame:
 
     def _step(self, body):
         self._need(MOVE, "roll the dice first")
-        a, b = body.get("from"), body.get("to")
+        a, b = body.get("from", body.get("from_")), body.get("to")
         if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 25 for x in (a, b)):
             raise ApiError(400, "a step is {\"from\": POINT, \"to\": POINT} with points 0..25 "
                                 "(25 the bar, 0 off), numbered from your side")
@@ -221,12 +234,14 @@ class WebGame:
     def _hint(self, body):
         g = self.game
         if g.phase == MOVE and g.turn == HUMAN:
-            ranked = self.answers.ranked(g.board, max(g.dice), min(g.dice), self.answers.default_ply)
+            ply = self.answers.ply(None)
+            count, top = self.answers.valued(g.board, max(g.dice), min(g.dice), ply, HINT_MOVES)
             moves = [{"notation": format_move(s, g.board),
                       "equity": None if p is None else round(float(money_equity(p)), 4),
+                      "cubeful_equity": None,
                       "probabilities": None if p is None else probs_dict(p)}
-                     for a, s, p in ranked[:5]]
-            self.hint = {"moves": moves, "legal_moves": len(ranked),
+                     for a, s, p in top]
+            self.hint = {"moves": moves, "legal_moves": count, "ply": self.answers.values_ply(ply),
                          "by": getattr(self.answers.evaluator, "name", None)}
         else:
             lines: list[str] = []
@@ -258,9 +273,13 @@ class WebGame:
             legal = [{"notation": format_move(s, view),
                       "steps": [[int(x), int(y)] for x, y in s if x >= 0]} for s in steps_all]
         owner = {HUMAN: "you", BOT: "bot"}.get(g.cube_owner, "centre")
+        cube = {"value": g.cube_value, "owner": owner}
+        if g.phase == DOUBLED and on_roll is not None:
+            cube.update(offered=2 * g.cube_value, offered_by="you" if on_roll == HUMAN else "bot")
         state = {
             "id": self.id, "names": {"you": self.session.name, "bot": self.session.bot_name},
-            "match_length": m.length, "score": {"you": m.score[HUMAN], "bot": m.score[BOT]},
+            "match_length": m.length, "jacoby": bool(m.jacoby),
+            "score": {"you": m.score[HUMAN], "bot": m.score[BOT]},
             "game_number": len(m.games), "crawford": g.crawford, "phase": g.phase,
             "turn": {HUMAN: "you", BOT: "bot"}.get(g.turn),
             "on_roll": {HUMAN: "you", BOT: "bot"}.get(on_roll),
@@ -274,7 +293,9 @@ class WebGame:
             "steps_notation": format_move([(a, b) for a, b, _ in self.steps], view) if self.steps else "",
             "complete": bool(mine and clickmove.is_complete(view, self.steps, g.legal_moves()[0]) is not None),
             "legal_moves": legal,
-            "cube": {"value": g.cube_value, "owner": owner},
+            "destinations": self._destinations(view) if mine else {},
+            "bot_moves": list(self.bot_moves),
+            "cube": cube,
             "may_double": g.phase == ROLL and g.turn == HUMAN and g.may_double(HUMAN),
             "position_id": position_id(g.board) if on_roll is not None else None,
             "match_id": match_id(g.context()) if g.phase not in (OVER, OPENING) else None,
@@ -286,10 +307,49 @@ class WebGame:
         }
         return state
 
+    def _destinations(self, view) -> dict[str, list[int]]:
+        """For each point the person may move a checker from now, the points one click may
+        take it to (as :func:`clickmove.add_hop` accepts them)."""
+        g = self.game
+        after_all = g.legal_moves()[0]
+        rest = clickmove.unused(clickmove.dice_of(*g.dice), self.steps)
+        if not rest or len(after_all) == 0:
+            return {}
+        me, _ = clickmove.replay(view, self.steps)
+        reach = sorted({sum(rest[:k]) for k in range(1, len(rest) + 1)}
+                       | ({rest[-1]} if len(rest) > 1 else set()))
+        sources = [clickmove.BAR] if me[24] > 0 else [p for p in range(24, 0, -1) if me[p - 1] > 0]
+        out: dict[str, list[int]] = {}
+        for a in sources:
+            ends = []
+            for b in dict.fromkeys(max(a - d, 0) for d in reach):
+                try:
+                    clickmove.add_hop(view, g.dice[0], g.dice[1], self.steps, a, b, after_all)
+                except IllegalMoveError:
+                    continue
+                ends.append(b)
+            if ends:
+                out[str(a)] = ends
+        return out
+
     def mat(self) -> str:
         from bgnet.formats.mat import write_mat
 
         return write_mat(self.match)
+
+
+def _bot_move(g, index: int, action) -> dict:
+    """The bot's move ``action`` (the ``index``-th action of game ``g``) as the page shows it:
+    its dice and steps numbered from its side, each saying whether it hits."""
+    opp = action.board[0].astype(int).copy()  # the person's checkers, from the bot's side
+    steps = []
+    for a, b in action.steps:
+        hit = 1 <= b <= 24 and opp[24 - b] == 1
+        if hit:
+            opp[24 - b] = 0
+        steps.append({"from": int(a), "to": int(b), "hit": bool(hit)})
+    return {"id": f"{g.record.number}-{index}", "dice": [int(max(action.dice)), int(min(action.dice))],
+            "notation": action.notation or "", "steps": steps}
 
 
 def _and(items) -> str:
@@ -308,12 +368,13 @@ class GameStore:
         self._lock = threading.Lock()
         self._count = 0
 
-    def new(self, match_length: int, name: str) -> WebGame:
+    def new(self, match_length: int, name: str = "You", jacoby: bool = False) -> WebGame:
         with self._lock:
             self._count += 1
             seed = None if self.seed is None else self.seed + self._count
             gid = secrets.token_urlsafe(12)
-        game = WebGame(gid, self.answers, match_length=match_length, name=name, seed=seed)
+        game = WebGame(gid, self.answers, match_length=match_length, name=name, seed=seed,
+                       jacoby=jacoby)
         with self._lock:
             self._games[gid] = game
             while len(self._games) > self.max_games:
@@ -340,54 +401,40 @@ class GameStore:
         gid_p = Path(..., description="the game's id, as POST /api/v1/games gave it",
                      max_length=64)
 
-        @app.post("/api/v1/games", tags=["play"], summary="start a money game or a match")
-        async def new_game(request: Request, body: dict = _OPTIONAL_BODY):
+        @app.post("/api/v1/games", tags=["play"], response_model=GameState, responses=ERRORS,
+                  summary="start a money game or a match")
+        async def new_game(request: Request, body: NewGame | None = _OPTIONAL_BODY):
             only()(request)
-            length, name = _new_game_options(body)
-            game = await call(self.new, length, name)
+            options = body or NewGame.model_validate({})
+            game = await call(self.new, options.match_length, options.name, options.jacoby)
             return await call(game.state)
 
-        @app.get("/api/v1/games/{gid}", tags=["play"], summary="a game's state")
+        @app.get("/api/v1/games/{gid}", tags=["play"], response_model=GameState, responses=ERRORS,
+                 summary="a game's state")
         async def game_state(request: Request, gid: str = gid_p):
             only()(request)
             game = self.get(gid)
             return await call(game.state)
 
-        @app.post("/api/v1/games/{gid}/{action}", tags=["play"],
-                  summary="roll, double, take, drop, resign, move, step, undo, confirm, "
-                          "new_game or hint")
-        async def game_action(request: Request, gid: str = gid_p, action: str = Path(...),
-                              body: dict = _OPTIONAL_BODY):
+        @app.post("/api/v1/games/{gid}/{action}", tags=["play"], response_model=GameState,
+                  responses=ERRORS, summary="roll, double, take, drop, resign, move, step, undo, "
+                                            "confirm, new_game or hint")
+        async def game_action(request: Request, gid: str = gid_p,
+                              action: str = Path(..., description=", ".join(ACTIONS)),
+                              body: GameAction | None = _OPTIONAL_BODY):
             only()(request)
             game = self.get(gid)
-            return await call(game.act, action, body or {})
+            fields = body.model_dump(by_alias=True, exclude_none=True) if body is not None else {}
+            return await call(game.act, action, fields)
 
-        @app.get("/api/v1/games/{gid}/mat", tags=["play"], summary="the match as a .mat file")
+        @app.get("/api/v1/games/{gid}/mat", tags=["play"], summary="the match as a .mat file",
+                 response_class=PlainTextResponse, responses=ERRORS)
         async def game_mat(request: Request, gid: str = gid_p):
             only()(request)
             game = self.get(gid)
             text = await call(game.mat)
             return PlainTextResponse(text, headers={
                 "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.mat"'})
-
-
-def _new_game_options(body: dict) -> tuple[int, str]:
-    if not isinstance(body, dict):
-        raise ApiError(400, "the body is a JSON object such as {\"match_length\": 5}")
-    unknown = sorted(set(body) - {"match_length", "name"})
-    if unknown:
-        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                            "a new game takes match_length and name")
-    length = body.get("match_length", 0)
-    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= MAX_MATCH:
-        raise ApiError(400, f"match_length is a whole number of points from 1 to {MAX_MATCH}, "
-                            f"or 0 for a money game; got {length!r}")
-    name = body.get("name", "You")
-    if not isinstance(name, str) or not name.strip() or ":" in name or "\n" in name \
-            or len(name) > 40:
-        raise ApiError(400, f"name is 1 to 40 characters without ':' or line breaks (a .mat "
-                            f"file must hold it); got {name!r}")
-    return length, name.strip()
 
 
 __all__ = ["WebGame", "GameStore", "ACTIONS"]
