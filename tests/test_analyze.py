@@ -190,3 +190,175 @@ def test_gnubg_judged_by_itself_and_by_gnu_backgammon(tmp_path):
     ref = _gnubg_checker_rates(path)
     assert abs(pub.checker_rate - ref[1]) <= 0.10 * ref[1], (pub.checker_rate, ref)
     assert ref[0] < 2.0  # gnubg 0-ply judged by itself, cubefully: near zero too
+
+
+# ---------------------------------------------------------------------------------------------
+# what GNU Backgammon users look for: MWC, luck, ratings, cube errors by kind, resignations,
+# every move, several files at once
+
+
+def _random_record(length: int, seed: int, games: int = 3, **kw):
+    from bgnet.engine.game import Match, play_random_game
+
+    m = Match(length, seed=seed, max_games=None if length else games)
+    while not m.over and len(m.games) < games:
+        play_random_game(m.new_game(), np.random.default_rng(seed + len(m.games)), **kw)
+    return m.record()
+
+
+@needs_bot
+def test_cube_errors_are_broken_down_by_kind(bot):
+    from bgnet.analyze.analysis import CUBE_ERRORS
+
+    a = analyse_record(_random_record(0, 5, games=6, p_double=0.3), Judge(bot))
+    wrong = [d for d in a.decisions if d.kind in ("double", "no_double", "take", "drop") and d.error > 0]
+    assert wrong and all(d.error_kind in CUBE_ERRORS for d in wrong)
+    for d in wrong:
+        if d.kind == "take":
+            assert d.error_kind == "wrong take" and d.best == "drop"
+        elif d.kind == "drop":
+            assert d.error_kind == "wrong pass" and d.best == "take"
+        elif d.kind == "no_double":
+            assert d.error_kind.startswith("missed double") and d.best == "double"
+            options = dict(d.candidates)
+            above = options["double, pass"] <= options["double, take"]
+            assert ("above" in d.error_kind) == above
+        else:
+            assert d.error_kind.startswith("wrong double")
+    for p in a.players:
+        assert sum(v["count"] for v in p.cube_errors.values()) == \
+            sum(1 for d in wrong if d.player == a.players.index(p))
+        assert sum(v["error"] for v in p.cube_errors.values()) == pytest.approx(
+            sum(d.error for d in wrong if d.player == a.players.index(p)))
+
+
+@needs_bot
+def test_match_play_is_also_told_in_match_winning_chances(bot):
+    a = analyse_record(_random_record(5, 2, games=20, p_double=0.1), Judge(bot))
+    moves = [d for d in a.decisions if d.kind == "move"]
+    assert all(d.mwc is not None and 0.0 <= d.mwc <= 1.0 for d in a.decisions)
+    assert all(d.error_mwc is not None and 0.0 <= d.error_mwc <= d.error + 1e-12 for d in a.decisions)
+    assert any(d.error_mwc > 0 for d in moves)
+    assert all(d.luck_points is None and (d.luck is None) == (d.luck_mwc is None) for d in moves)
+    p0, p1 = a.players
+    assert p0.checker_error_mwc == pytest.approx(sum(d.error_mwc for d in moves if d.player == 0 and not d.forced))
+    assert p0.matches == 1 and p0.matches_won + p1.matches_won == 1
+    # The luck-adjusted result: the result from even (+-50 %) less the net luck in MWC.
+    won = p0.matches_won - 0.5
+    assert a.luck_adjusted()[0] == pytest.approx(won - (p0.luck_mwc - p1.luck_mwc))
+    assert a.luck_adjusted()[0] == pytest.approx(-a.luck_adjusted()[1])
+
+
+@needs_bot
+def test_money_luck_is_weighed_by_the_cube_and_taken_out_of_the_result(bot):
+    from bgnet.analyze.analysis import luck_rating, rating_difference
+
+    a = analyse_record(_random_record(0, 8, games=5, p_double=0.2), Judge(bot))
+    p0, p1 = a.players
+    moves = [d for d in a.decisions if d.kind == "move" and d.luck is not None]
+    assert all(d.luck_points == pytest.approx(d.luck * d.cube) for d in moves)
+    assert p0.games == p1.games == 5
+    assert p0.points_won - p0.points_lost == -(p1.points_won - p1.points_lost)
+    assert a.luck_adjusted()[0] == pytest.approx(
+        p0.points_won - p0.points_lost - (p0.luck_points - p1.luck_points))
+    assert p0.luck_rating == luck_rating(p0.luck_rate)
+    assert p0.rating_estimate == pytest.approx(rating_difference(p0.error_per_game)) and p0.rating_estimate <= 0
+    assert rating_difference(0.05) > rating_difference(0.2)  # more error, lower rating
+
+
+@needs_bot
+def test_resignations_are_judged(bot):
+    """Resigning a backgammon at the start gives away far more than the game is worth; the
+    opponent who accepts it is right."""
+    from bgnet.engine.game import Match
+
+    m = Match(0, seed=4, max_games=1)
+    g = m.new_game()
+    g.opening_roll()
+    g.play(g.legal_moves()[0][0], player=g.player_on_roll)
+    resigner = g.player_on_roll
+    g.resign(3, player=resigner)
+    g.accept_resignation(player=1 - resigner)
+    a = analyse_record(m.record(), Judge(bot))
+    offer = next(d for d in a.decisions if d.kind == "resign")
+    answer = next(d for d in a.decisions if d.kind == "accept")
+    assert offer.player == resigner and offer.mark == "blunder" and offer.best == "play on"
+    assert offer.error == pytest.approx(dict(offer.candidates)["play on"] + 3.0)
+    assert answer.player == 1 - resigner and answer.error == 0.0 and answer.best == "accept"
+    p = a.players[resigner]
+    assert p.resign_decisions == 1 and p.resign_error == pytest.approx(offer.error)
+    assert p.overall_rate == 0.0 or p.unforced_moves > 0  # not in the error rates
+
+
+@needs_bot
+def test_every_game_is_recorded_move_by_move(bot):
+    record = _random_record(0, 3, games=3, p_double=0.2)
+    a = analyse_record(record, Judge(bot))
+    assert [g.number for g in a.games] == [g.number for g in record.games]
+    for log, game in zip(a.games, record.games):
+        moves = [act for act in game.actions if act.kind == "move"]
+        rows = [r for r in log.rows if r["kind"] == "move"]
+        assert len(rows) == len(moves)
+        assert [tuple(r["dice"]) for r in rows] == [tuple(int(x) for x in m.dice) for m in moves]
+        assert log.winner == game.winner and log.points == game.points
+    indexes = [r["decision"] for g in a.games for r in g.rows if r["decision"] is not None]
+    assert sorted(indexes) == list(range(len(a.decisions)))
+
+
+@needs_bot
+def test_the_report_cards_show_the_whole_decision(tmp_path, bot):
+    from bgnet.analyze.report import render_html
+
+    a = analyse_record(_random_record(5, 6, games=20, p_double=0.15), Judge(bot))
+    a.file = "m.mat"
+    page = render_html(a)
+    cards = page.split("<div class='err'>")[1:]
+    assert cards
+    for card in cards:
+        assert "checkers" in card and "cube " in card and "score " in card and "(to 5)" in card
+        assert "<table class='options'>" in card and "class='played'" in card
+    move_cards = [c for c in cards if " rolls " in c]
+    assert move_cards and all('class="die"' in c for c in move_cards)
+    assert "Move by move" in page and page.count("<details>") == len(a.games)
+    assert "Luck rating" in page and "Rating estimate" in page and "wrong take" in page.lower()
+
+
+@needs_bot
+def test_several_files_make_one_report_with_totals(tmp_path, bot):
+    from bgnet.analyze.analysis import Report, format_summary
+    from bgnet.analyze.inputs import expand
+    from bgnet.analyze.report import render_html
+    from bgnet.formats.mat import save_mat
+
+    for k, seed in enumerate((11, 12), 1):
+        from bgnet.engine.game import Match, play_random_game
+
+        m = Match(3, seed=seed, names=("Ann", "Bob"))
+        while not m.over:
+            play_random_game(m.new_game(), np.random.default_rng(seed + len(m.games)), p_double=0.1)
+        save_mat(m, tmp_path / f"s-{k:03d}.mat")
+    files = expand([str(tmp_path / "s.mat")])
+    assert [os.path.basename(f) for f in files] == ["s-001.mat", "s-002.mat"]
+    assert expand([str(tmp_path)]) == files
+    r = Report([analyse_file(f, Judge(bot)) for f in files])
+    ann, bob = r.players
+    assert (ann.name, bob.name) == ("Ann", "Bob")
+    for field_ in ("unforced_moves", "checker_error", "cube_error", "luck", "games", "matches_won"):
+        assert getattr(ann, field_) == pytest.approx(sum(getattr(a.players[0], field_) for a in r.analyses))
+    assert ann.matches == 2 and ann.matches_won + bob.matches_won == 2
+    text = format_summary(r, 3)
+    assert "Totals over all files" in text and "s-001.mat" in text and "s-002.mat" in text
+    page = render_html(r)
+    assert "Totals over all files" in page and page.count("<section>") == 2
+    data = r.to_dict(3)
+    assert len(data["files"]) == 2 and data["players"][0]["games"] == ann.games
+
+
+def test_analysis_inputs_that_name_nothing_are_refused(tmp_path):
+    from bgnet.analyze.inputs import expand
+    from bgnet.errors import BadInputFile
+
+    with pytest.raises(BadInputFile, match="no such file.*m-001.mat"):
+        expand([str(tmp_path / "m.mat")])
+    with pytest.raises(BadInputFile, match="holds no match file"):
+        expand([str(tmp_path)])

@@ -19,10 +19,29 @@ Conventions (stated once here):
   other cube decision within 0.16 of doubling or judged wrong), overall per both together, as GNU
   Backgammon counts them. The rating of an error rate follows GNU Backgammon's scale,
   :data:`RATINGS`.
+* In match play every error and every roll's luck is also given in match winning chances (MWC,
+  %): an equity ``e`` at the cube ``c`` is worth ``e * (MWC(win c) - MWC(lose c)) / 2`` of them, at
+  the score of the decision, by the judge's match equity table.
+* Cube errors are broken down by what went wrong: a double missed below the cash point (the
+  opponent should have taken) or above it (should have passed), a double given below the double
+  point or when too good, a wrong take, a wrong pass.
+* Resignations are judged too: offering one is an error by how much more playing on is worth,
+  accepting or refusing one by how much the other answer is worth; they are listed and totalled
+  apart from the error rates (which count checker play and cube decisions only).
+* Luck rating (:func:`luck_rating`), from the luck rate in mEMG per roll: about 25 per roll is what
+  a hundred rolls' average wanders by chance. The luck-adjusted result is the result minus the
+  luck, in points (money: each roll's luck at the cube of its moment) or in MWC (match play, the
+  result counted from even: +50 % for a match won, -50 % for one lost).
+* Rating estimate (:func:`rating_difference`): the error a player gives away per game against the
+  judge, ``L`` (EMG), read as the chance of winning a single game, ``(1 - L) / 2``, and put on
+  the FIBS scale, where a rating difference ``D`` wins a one-point match with chance
+  ``1 / (1 + 10 ** (-D / 2000))``: ``D = -2000 log10((1 + L) / (1 - L))`` rating points against
+  the judge (a loss per game is taken at most 0.9, where the model ends). It is an estimate from
+  one sample of games, not a measured rating.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -46,6 +65,14 @@ RATINGS = ((2.0, "Supernatural"), (5.0, "World class"), (8.0, "Expert"), (12.0, 
            (18.0, "Intermediate"), (26.0, "Casual player"), (35.0, "Beginner"),
            (float("inf"), "Awful!"))
 MOVE_FILTER = (8, 0.16)  # deeper plies judge at most 8 moves within 0.16 of the best, and the one played
+CANDIDATES = 5  # moves listed with their equities for each checker play (and the one played)
+# (lower bound of the luck rate in mEMG per roll, rating), luckiest first.
+LUCK_RATINGS = ((60.0, "very lucky dice"), (25.0, "lucky dice"), (-25.0, "average dice"),
+                (-60.0, "unlucky dice"), (float("-inf"), "very unlucky dice"))
+CUBE_ERRORS = ("missed double, below the cash point", "missed double, above the cash point",
+               "wrong double, below the double point", "wrong double, too good",
+               "wrong take", "wrong pass")
+RESIGN_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
 
 
 def rating(rate: float) -> str:
@@ -58,6 +85,29 @@ def rating(rate: float) -> str:
         if rate < limit:
             return name
     return RATINGS[-1][1]
+
+
+def luck_rating(rate: float) -> str:
+    """The rating of a luck rate in mEMG per roll (:data:`LUCK_RATINGS`).
+
+    >>> luck_rating(70.0), luck_rating(3.0), luck_rating(-30.0)
+    ('very lucky dice', 'average dice', 'unlucky dice')
+    """
+    for limit, name in LUCK_RATINGS:
+        if rate >= limit:
+            return name
+    return LUCK_RATINGS[-1][1]
+
+
+def rating_difference(error_per_game: float) -> float:
+    """Rating points (FIBS scale) against the judge of a player who gives away
+    ``error_per_game`` EMG per game (see the module docstring).
+
+    >>> round(rating_difference(0.0)), round(rating_difference(0.1))
+    (0, -174)
+    """
+    loss = min(max(float(error_per_game), 0.0), 0.9)  # the model holds for losses well below a point
+    return -2000.0 * float(np.log10((1.0 + loss) / (1.0 - loss)))
 
 
 def mark(error: float) -> str:
@@ -188,6 +238,15 @@ class Decision:
     counted: bool = True  # counts in the rates (unforced move; close or actual cube decision)
     luck: float | None = None
     luck_mark: str = ""
+    cube: int = 1  # the cube's value before the decision
+    cube_owner: int = CENTERED  # who owned it: CENTERED (-1), player 0 or 1
+    score: tuple = (0, 0)  # before the game (players 0, 1)
+    candidates: list = field(default_factory=list)  # [text, equity] best first (the options)
+    error_kind: str = ""  # cube errors: one of CUBE_ERRORS
+    mwc: float | None = None  # match play: the player's MWC with the best choice
+    error_mwc: float | None = None  # match play: the error in MWC
+    luck_points: float | None = None  # money: the roll's luck at the cube of its moment
+    luck_mwc: float | None = None  # match play: the roll's luck in MWC
 
 
 @dataclass
@@ -210,6 +269,19 @@ class PlayerSummary:
     rolls: int = 0
     luck_marks: dict = field(default_factory=lambda: {"very lucky": 0, "lucky": 0, "unlucky": 0,
                                                       "very unlucky": 0})
+    cube_errors: dict = field(default_factory=lambda: {k: {"count": 0, "error": 0.0} for k in CUBE_ERRORS})
+    resign_decisions: int = 0
+    resign_error: float = 0.0
+    resign_marks: dict = field(default_factory=lambda: {"doubtful": 0, "error": 0, "blunder": 0})
+    checker_error_mwc: float = 0.0  # match play: in MWC (0..1)
+    cube_error_mwc: float = 0.0
+    luck_mwc: float = 0.0
+    luck_points: float = 0.0  # money play: luck at the cube of each roll's moment
+    games: int = 0
+    points_won: int = 0  # money: points won; match: points scored
+    points_lost: int = 0
+    matches: int = 0  # match play: matches played (finished or not) and won
+    matches_won: int = 0
 
     @property
     def checker_rate(self) -> float:
@@ -228,8 +300,34 @@ class PlayerSummary:
     def luck_rate(self) -> float:
         return 1000.0 * self.luck / self.rolls if self.rolls else 0.0
 
+    @property
+    def luck_rating(self) -> str:
+        return luck_rating(self.luck_rate)
+
+    @property
+    def error_per_game(self) -> float:
+        """EMG given away per game (checker play and cube)."""
+        return (self.checker_error + self.cube_error) / self.games if self.games else 0.0
+
+    @property
+    def rating_estimate(self) -> float:
+        """Rating points against the judge (:func:`rating_difference`)."""
+        return rating_difference(self.error_per_game)
+
     def add(self, d: Decision) -> None:
+        if d.kind in ("resign", "accept", "reject"):
+            self.resign_decisions += 1
+            self.resign_error += d.error
+            if d.mark:
+                self.resign_marks[d.mark] += 1
+            return
         if d.kind == "move":
+            if d.error_mwc is not None and not d.forced:
+                self.checker_error_mwc += d.error_mwc
+            if d.luck_mwc is not None:
+                self.luck_mwc += d.luck_mwc
+            if d.luck_points is not None:
+                self.luck_points += d.luck_points
             self.moves += 1
             if not d.forced:
                 self.unforced_moves += 1
@@ -249,15 +347,46 @@ class PlayerSummary:
         if d.counted:
             self.close_cube_decisions += 1
             self.cube_error += d.error
+            if d.error_mwc is not None:
+                self.cube_error_mwc += d.error_mwc
         if d.mark:
             self.cube_marks[d.mark] += 1
+        if d.error_kind:
+            self.cube_errors[d.error_kind]["count"] += 1
+            self.cube_errors[d.error_kind]["error"] += d.error
+
+    def merge(self, other: PlayerSummary) -> None:
+        """Add ``other``'s figures (the same player in another file) to these."""
+        for f in fields(self):
+            if f.name == "name":
+                continue
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if f.name == "cube_errors":
+                for k, v in theirs.items():
+                    mine[k]["count"] += v["count"]
+                    mine[k]["error"] += v["error"]
+            elif isinstance(mine, dict):
+                for k, v in theirs.items():
+                    mine[k] = mine.get(k, 0) + v
+            else:
+                setattr(self, f.name, mine + theirs)
+
+    def luck_adjusted(self, opponent: PlayerSummary, match: bool) -> float:
+        """The result with both players' luck taken out: money, points won less points lost, less
+        the luck (in points) of this player less the opponent's; match play, the share of matches
+        won less one half (+0.5: every match won), less the net luck in MWC per match."""
+        if match:
+            won = self.matches_won / self.matches if self.matches else 0.5
+            return (won - 0.5) - (self.luck_mwc - opponent.luck_mwc) / max(self.matches, 1)
+        return (self.points_won - self.points_lost) - (self.luck_points - opponent.luck_points)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d.update(checker_rate=self.checker_rate, cube_rate=self.cube_rate,
                  overall_rate=self.overall_rate, luck_rate=self.luck_rate,
                  checker_rating=rating(self.checker_rate), cube_rating=rating(self.cube_rate),
-                 overall_rating=rating(self.overall_rate))
+                 overall_rating=rating(self.overall_rate), luck_rating=self.luck_rating,
+                 error_per_game=self.error_per_game, rating_estimate=self.rating_estimate)
         return d
 
 
@@ -274,18 +403,88 @@ class Analysis:
     players: list
     decisions: list
     graph: list = field(default_factory=list)  # (decision index, game, player 0's equity or MWC)
+    games: list = field(default_factory=list)  # per game: its record, move by move (GameLog)
+    jacoby: bool = False
 
     def biggest(self, n: int = 10) -> list:
         """The ``n`` biggest errors, largest first."""
         errs = [d for d in self.decisions if d.error > 0]
         return sorted(errs, key=lambda d: -d.error)[:n]
 
+    def luck_adjusted(self) -> list[float]:
+        """Each player's luck-adjusted result (:meth:`PlayerSummary.luck_adjusted`)."""
+        p0, p1 = self.players
+        match = bool(self.match_length)
+        return [p0.luck_adjusted(p1, match), p1.luck_adjusted(p0, match)]
+
     def to_dict(self, top: int = 10) -> dict:
         return {"file": self.file, "bot": self.bot, "ply": self.ply, "match_length": self.match_length,
-                "players": [p.to_dict() for p in self.players],
+                "jacoby": self.jacoby,
+                "players": [dict(p.to_dict(), luck_adjusted_result=r)
+                            for p, r in zip(self.players, self.luck_adjusted())],
                 "biggest_errors": [asdict(d) for d in self.biggest(top)],
                 "decisions": [asdict(d) for d in self.decisions],
+                "games": [asdict(g) for g in self.games],
                 "graph": [{"decision": i, "game": g, "value": v} for i, g, v in self.graph]}
+
+
+@dataclass
+class GameLog:
+    """One game move by move: ``rows`` are (player, what was done, decision index or None), in
+    order; the result at the end."""
+
+    number: int
+    score: tuple
+    rows: list = field(default_factory=list)  # {"player", "kind", "dice", "text", "decision"}
+    winner: int | None = None
+    points: int = 0
+    end: str = ""
+
+
+@dataclass
+class Report:
+    """Several analyses together (the files of one session or of one ``eval --save-mat``) with
+    each player's figures added up over all of them, players matched by name."""
+
+    analyses: list
+
+    @property
+    def players(self) -> list:
+        """The totals, one :class:`PlayerSummary` per name, in the order the files name them."""
+        totals: dict[str, PlayerSummary] = {}
+        for a in self.analyses:
+            for p in a.players:
+                t = totals.setdefault(p.name, PlayerSummary(p.name))
+                t.merge(p)
+        return list(totals.values())
+
+    @property
+    def match(self) -> bool:
+        return any(a.match_length for a in self.analyses)
+
+    def luck_adjusted(self) -> dict[str, float]:
+        """Per name: the luck-adjusted result over all files (money: points; match: share of the
+        matches won, net of luck)."""
+        out: dict[str, list[float]] = {}
+        for a in self.analyses:
+            for p, r in zip(a.players, a.luck_adjusted()):
+                out.setdefault(p.name, []).append(r)
+        if self.match:
+            return {k: float(np.mean(v)) for k, v in out.items()}
+        return {k: float(np.sum(v)) for k, v in out.items()}
+
+    def biggest(self, n: int = 10) -> list:
+        """The ``n`` biggest errors over all files: (analysis, decision), largest first."""
+        errs = [(a, d) for a in self.analyses for d in a.decisions if d.error > 0]
+        return sorted(errs, key=lambda x: -x[1].error)[:n]
+
+    def to_dict(self, top: int = 10) -> dict:
+        first = self.analyses[0]
+        adjusted = self.luck_adjusted()
+        return {"files": [a.to_dict(top) for a in self.analyses], "bot": first.bot, "ply": first.ply,
+                "players": [dict(p.to_dict(), luck_adjusted_result=adjusted[p.name])
+                            for p in self.players],
+                "biggest_errors": [dict(asdict(d), file=a.file) for a, d in self.biggest(top)]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,64 +538,170 @@ def _move_values(judge: Judge, board, after, played, ctx: MatchContext) -> np.nd
 
 def _win_value(ctx: MatchContext, result: int) -> float:
     """Normalised match equity of winning ``result`` (1, 2, 3) games at the current cube."""
+    score = _score(ctx)
+    return score.to_equity(score.win(result * ctx.cube_value), ctx.cube_value)
+
+
+def _score(ctx: MatchContext, met=None):
+    """The match score seen by the player on roll of ``ctx`` (match play only)."""
     from bgnet.cube.cubeful import MatchScore
     from bgnet.cube.met import load_met
 
     me = ctx.player_on_roll
-    score = MatchScore(ctx.away(me), ctx.away(1 - me), ctx.crawford, load_met(None))
-    return score.to_equity(score.win(result * ctx.cube_value), ctx.cube_value)
+    return MatchScore(ctx.away(me), ctx.away(1 - me), ctx.crawford, load_met(met))
+
+
+def _mwc_per_equity(ctx: MatchContext, met=None) -> float | None:
+    """MWC (0..1) that one unit of normalised equity is worth for the player on roll of ``ctx``
+    at its cube; None in money play."""
+    if ctx.is_money or min(ctx.away(0), ctx.away(1)) < 1:
+        return None
+    score = _score(ctx, met)
+    return 0.5 * (score.win(ctx.cube_value) - score.lose(ctx.cube_value))
+
+
+def _resign_value(ctx: MatchContext, kind: int) -> float:
+    """The resigner's equity (normalised, per unit of the cube) when a resignation of ``kind``
+    is accepted; ``ctx`` has the resigner on roll."""
+    if ctx.is_money:
+        if ctx.jacoby and ctx.cube_value == 1:
+            kind = 1
+        return -float(kind)
+    score = _score(ctx)
+    return score.to_equity(score.lose(kind * ctx.cube_value), ctx.cube_value)
 
 
 def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analysis:
     """Judge every decision of a :class:`bgnet.engine.game.MatchRecord`."""
-    from bgnet.analyze.rollout import ROLL_INDEX, ROLL_WEIGHTS
-    from bgnet.engine.notation import format_move
-    from bgnet.formats.match_id import match_id
-
     players = [PlayerSummary(record.names[0]), PlayerSummary(record.names[1])]
     decisions: list[Decision] = []
     graph: list = []
+    logs: list[GameLog] = []
+    met = judge.bot.cube_settings()[0]
     for game in record.games:
-        cube, owner = 1, CENTERED
-        first_move = True
-        doubled = False
+        log = GameLog(game.number, tuple(game.score), winner=game.winner, points=game.points, end=game.end)
+        logs.append(log)
+        _GameWalk(record, game, judge, met, players, decisions, graph, log, progress).run()
+        for p in (0, 1):
+            players[p].games += 1
+            if game.winner == p:
+                players[p].points_won += game.points
+            elif game.winner is not None:
+                players[p].points_lost += game.points
+    if record.length and record.games:
+        last = record.games[-1]
+        final = list(last.score)
+        if last.winner is not None:
+            final[last.winner] += last.points
+        for p in (0, 1):
+            players[p].matches = 1
+            players[p].matches_won = int(final[p] >= record.length)
+    return Analysis(name, getattr(judge.bot, "name", "bot"), judge.ply, record.length, players,
+                    decisions, graph, logs, bool(record.jacoby))
+
+
+class _GameWalk:
+    """One game's actions in order, each decision judged and written to the game's log."""
+
+    def __init__(self, record, game, judge, met, players, decisions, graph, log, progress):
+        self.record, self.game, self.judge, self.met = record, game, judge, met
+        self.players, self.decisions, self.graph, self.log = players, decisions, graph, log
+        self.progress = progress
+        self.cube, self.owner = 1, CENTERED
+        self.number = 0
+
+    def ctx(self, player: int, dice=(0, 0)) -> MatchContext:
+        return _ctx(self.record, self.game, self.cube, self.owner, player, dice)
+
+    def add(self, dec: Decision, ctx: MatchContext) -> int:
+        """Record ``dec`` (of the player on roll of ``ctx``, or of the one answering)."""
+        dec.cube, dec.cube_owner, dec.score = self.cube, self.owner, tuple(self.game.score)
+        self.decisions.append(dec)
+        self.players[dec.player].add(dec)
+        self.number += 1
+        return len(self.decisions) - 1
+
+    def row(self, player: int, kind: str, text: str, dice=None, decision: int | None = None) -> None:
+        self.log.rows.append({"player": player, "kind": kind, "text": text,
+                              "dice": list(dice) if dice else None, "decision": decision})
+
+    def run(self) -> None:
+        from bgnet.analyze.rollout import ROLL_INDEX, ROLL_WEIGHTS
+        from bgnet.engine.notation import format_move
+        from bgnet.formats.match_id import match_id
+
+        judge, game = self.judge, self.game
+        first_move, doubled = True, False
         # (doubler, board of the doubler, CubeDecision) while a double waits
         pending: tuple[int, np.ndarray, CubeDecision] | None = None
-        number = 0
+        resigned: tuple[int, int, float, float] | None = None  # (resigner, kind, play on, resign)
         for act in game.actions:
             p = act.player
             board = np.ascontiguousarray(act.board, np.int8)
             if act.kind in ("double", "move") and not first_move and not doubled:
-                ctx = _ctx(record, game, cube, owner, p)
+                ctx = self.ctx(p)
                 if ctx.may_double(p):
                     d, _ = _cube_equities(judge, board, ctx)
-                    _graph_point(graph, len(decisions), game, ctx, d, p, record)
-                    dec = _cube_decision(d, act.kind == "double", game.number, number, p, board, ctx)
-                    decisions.append(dec)
-                    players[p].add(dec)
-                    number += 1
+                    _graph_point(self.graph, len(self.decisions), game, ctx, d, p, self.record)
+                    dec = _cube_decision(d, act.kind == "double", game.number, self.number, p, board, ctx)
+                    self._in_mwc(dec, ctx, d.mwc_no_double if act.kind != "double" else None)
+                    i = self.add(dec, ctx)
+                    if act.kind != "double":
+                        self.row(p, "no_double", "no double", decision=i)
+                    else:
+                        self.row(p, "double", f"doubles to {2 * self.cube}", decision=i)
                     if act.kind == "double":
                         pending = (p, board, d)
             if act.kind == "double":
                 doubled = True
                 if pending is None:  # a double the rules allowed but the judge could not weigh
-                    ctx = _ctx(record, game, cube, owner, p)
+                    ctx = self.ctx(p)
                     pending = (p, board, _cube_equities(judge, board, ctx)[0])
+                    self.row(p, "double", f"doubles to {2 * self.cube}")
             elif act.kind in ("take", "drop"):
                 assert pending is not None  # a take or drop answers the double just recorded
                 doubler, dboard, d = pending
-                ctx = _ctx(record, game, cube, owner, doubler)
-                dec = _answer(d, act.kind, game.number, number, p, dboard, ctx)
-                decisions.append(dec)
-                players[p].add(dec)
-                number += 1
+                ctx = self.ctx(doubler)
+                dec = _answer(d, act.kind, game.number, self.number, p, dboard, ctx)
+                self._in_mwc(dec, ctx.replace(player_on_roll=p, turn=p), None)
+                i = self.add(dec, ctx)
+                self.row(p, act.kind, "takes" if act.kind == "take" else "drops", decision=i)
                 if act.kind == "take":
-                    cube, owner = cube * 2, p
+                    self.cube, self.owner = self.cube * 2, p
                 pending = None
+            elif act.kind == "resign":
+                ctx = self.ctx(p)
+                play_on = _cube_equities(judge, board, ctx)[0].equity
+                value = _resign_value(ctx, act.resign)
+                err = max(0.0, play_on - value)
+                offer = f"resign {RESIGN_NAMES[act.resign]}"
+                dec = Decision(game.number, self.number, p, "resign", position_id(board), match_id(ctx),
+                               offer, offer if value >= play_on else "play on", value, max(value, play_on),
+                               err, mark(err), counted=False,
+                               candidates=[[offer, value], ["play on", play_on]])
+                self._in_mwc(dec, ctx, None)
+                i = self.add(dec, ctx)
+                self.row(p, "resign", f"offers to resign {RESIGN_NAMES[act.resign]}", decision=i)
+                resigned = (p, act.resign, play_on, value)
+            elif act.kind in ("accept", "reject") and resigned is not None:
+                resigner, kind, play_on, value = resigned
+                accept, refuse = -value, -play_on  # the answering player's equities
+                played = accept if act.kind == "accept" else refuse
+                best = max(accept, refuse)
+                err = max(0.0, best - played)
+                ctx = self.ctx(p)
+                dec = Decision(game.number, self.number, p, act.kind, position_id(board), match_id(ctx),
+                               act.kind, "accept" if accept >= refuse else "reject", played, best, err,
+                               mark(err), counted=False, candidates=[["accept", accept], ["reject", refuse]])
+                self._in_mwc(dec, ctx, None)
+                i = self.add(dec, ctx)
+                self.row(p, act.kind, "accepts" if act.kind == "accept" else "rejects", decision=i)
+                resigned = None
             elif act.kind == "move":
-                ctx = _ctx(record, game, cube, owner, p, act.dice)
+                ctx = self.ctx(p, act.dice)
                 after, steps = generate(board, *act.dice)
                 if len(after) == 0:
+                    self.row(p, "move", "cannot move", dice=act.dice)
                     first_move, doubled = False, False
                     continue
                 played = _played_index(board, after, act.steps)
@@ -408,19 +713,38 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
                     eqs = judge.roll_equities(board)
                     luck = float(eqs[ROLL_INDEX[act.dice[0], act.dice[1]]] - np.dot(ROLL_WEIGHTS, eqs))
                 forced = len(after) == 1
-                dec = Decision(game.number, number, p, "move", position_id(board), match_id(ctx),
+                order = [int(j) for j in np.argsort(-values, kind="stable")[:CANDIDATES]]
+                if played not in order:
+                    order.append(played)
+                dec = Decision(game.number, self.number, p, "move", position_id(board), match_id(ctx),
                                format_move(steps[played], board), format_move(steps[best], board),
                                float(values[played]), float(values[best]), 0.0 if forced else err,
                                "" if forced else mark(err), tuple(int(x) for x in act.dice), forced,
-                               not forced, luck, luck_mark(luck) if luck is not None else "")
-                decisions.append(dec)
-                players[p].add(dec)
-                number += 1
+                               not forced, luck, luck_mark(luck) if luck is not None else "",
+                               candidates=[[format_move(steps[j], board), float(values[j])] for j in order])
+                scale = _mwc_per_equity(ctx, self.met)
+                if luck is not None:
+                    if scale is None:
+                        dec.luck_points = luck * self.cube
+                    else:
+                        dec.luck_mwc = luck * scale
+                self._in_mwc(dec, ctx, None if scale is None else
+                             _score(ctx, self.met).to_mwc(float(values[best]), self.cube))
+                i = self.add(dec, ctx)
+                self.row(p, "move", dec.played, dice=act.dice, decision=i)
                 first_move, doubled = False, False
-                if progress is not None:
-                    progress(1)
-    return Analysis(name, getattr(judge.bot, "name", "bot"), judge.ply, record.length, players,
-                    decisions, graph)
+                if self.progress is not None:
+                    self.progress(1)
+
+    def _in_mwc(self, dec: Decision, ctx: MatchContext, mwc: float | None) -> None:
+        """Match play: the error in MWC, and the deciding player's MWC with the best choice."""
+        scale = _mwc_per_equity(ctx, self.met)
+        if scale is None:
+            return
+        dec.error_mwc = dec.error * scale
+        if mwc is None:
+            mwc = _score(ctx, self.met).to_mwc(dec.best_equity, ctx.cube_value)
+        dec.mwc = float(mwc)
 
 
 def _played_index(board, after, steps) -> int:
@@ -452,9 +776,18 @@ def _cube_decision(d, doubled: bool, game: int, number: int, player: int, board,
     err = max(0.0, best - played)
     close = doubled or err > 0 or abs(d.no_double - double_value) < CLOSE_CUBE
     best_name = "double" if double_value > d.no_double else "no double"
+    kind = ""
+    if err > 0:
+        if doubled:
+            kind = CUBE_ERRORS[3] if d.action == "too_good" else CUBE_ERRORS[2]
+        else:
+            kind = CUBE_ERRORS[1] if d.double_pass <= d.double_take else CUBE_ERRORS[0]
+    options = [["no double", float(d.no_double)], ["double, take", float(d.double_take)],
+               ["double, pass", float(d.double_pass)]]
     return Decision(game, number, player, "double" if doubled else "no_double", position_id(board),
                     match_id(ctx), "double" if doubled else "no double", best_name, float(played),
-                    float(best), err, mark(err), counted=close)
+                    float(best), err, mark(err), counted=close, error_kind=kind,
+                    candidates=sorted(options, key=lambda o: -o[1]))
 
 
 def _answer(d, kind: str, game: int, number: int, player: int, doubler_board, ctx) -> Decision:
@@ -466,9 +799,12 @@ def _answer(d, kind: str, game: int, number: int, player: int, doubler_board, ct
     played = take if kind == "take" else drop
     best = max(take, drop)
     err = max(0.0, best - played)
+    error_kind = "" if err <= 0 else (CUBE_ERRORS[4] if kind == "take" else CUBE_ERRORS[5])
     return Decision(game, number, player, kind, position_id(doubler_board),
                     match_id(ctx.replace(double_offered=True, turn=player)), kind,
-                    "take" if take >= drop else "drop", float(played), float(best), err, mark(err))
+                    "take" if take >= drop else "drop", float(played), float(best), err, mark(err),
+                    error_kind=error_kind,
+                    candidates=sorted([["take", float(take)], ["drop", float(drop)]], key=lambda o: -o[1]))
 
 
 def analyse_file(path, judge: Judge, progress: bool = False, jacoby: bool = False) -> Analysis:
@@ -500,41 +836,103 @@ def analyse_file(path, judge: Judge, progress: bool = False, jacoby: bool = Fals
             bar.close()
 
 
-def format_summary(a: Analysis, top: int = 10) -> str:
-    """The per-player summary and the biggest mistakes, as text."""
-    p0, p1 = a.players
+def summary_rows(players: list, match: bool, adjusted: list) -> list[tuple[str, list[str]]]:
+    """The summary table: (label, one value per player) rows, for the text and the HTML page.
+    ``adjusted``: each player's luck-adjusted result."""
+
+    def each(f):
+        return [f(p) for p in players]
+
+    def marks(m):
+        return f"{m['doubtful']} / {m['error']} / {m['blunder']}"
+
+    def emg(x, mwc):
+        return f"{x:.3f}" + (f" ({100 * mwc:.2f} %)" if match else "")
+
+    unit = "EMG (MWC)" if match else "EMG"
     rows = [
-        ("Unforced moves", f"{p0.unforced_moves}", f"{p1.unforced_moves}"),
-        ("Checker-play errors: doubtful / error / blunder",
-         "{doubtful} / {error} / {blunder}".format(**p0.checker_marks),
-         "{doubtful} / {error} / {blunder}".format(**p1.checker_marks)),
-        ("Checker-play error total (EMG)", f"{p0.checker_error:.3f}", f"{p1.checker_error:.3f}"),
-        ("Checker-play error rate (mEMG / move)", f"{p0.checker_rate:.1f}", f"{p1.checker_rate:.1f}"),
-        ("Checker-play rating", rating(p0.checker_rate), rating(p1.checker_rate)),
-        ("Cube decisions (close or actual)", f"{p0.close_cube_decisions}", f"{p1.close_cube_decisions}"),
-        ("Doubles / takes / drops", f"{p0.doubles} / {p0.takes} / {p0.drops}",
-         f"{p1.doubles} / {p1.takes} / {p1.drops}"),
-        ("Cube errors: doubtful / error / blunder",
-         "{doubtful} / {error} / {blunder}".format(**p0.cube_marks),
-         "{doubtful} / {error} / {blunder}".format(**p1.cube_marks)),
-        ("Cube error total (EMG)", f"{p0.cube_error:.3f}", f"{p1.cube_error:.3f}"),
-        ("Cube error rate (mEMG / decision)", f"{p0.cube_rate:.1f}", f"{p1.cube_rate:.1f}"),
-        ("Overall error rate (mEMG / decision)", f"{p0.overall_rate:.1f}", f"{p1.overall_rate:.1f}"),
-        ("Overall rating", rating(p0.overall_rate), rating(p1.overall_rate)),
-        ("Luck total (EMG)", f"{p0.luck:+.3f}", f"{p1.luck:+.3f}"),
-        ("Luck rate (mEMG / roll)", f"{p0.luck_rate:+.1f}", f"{p1.luck_rate:+.1f}"),
+        ("Games", each(lambda p: f"{p.games}")),
+        ("Unforced moves", each(lambda p: f"{p.unforced_moves}")),
+        ("Checker-play errors: doubtful / error / blunder", each(lambda p: marks(p.checker_marks))),
+        (f"Checker-play error total, {unit}", each(lambda p: emg(p.checker_error, p.checker_error_mwc))),
+        ("Checker-play error rate (mEMG / move)", each(lambda p: f"{p.checker_rate:.1f}")),
+        ("Checker-play rating", each(lambda p: rating(p.checker_rate))),
+        ("Cube decisions (close or actual)", each(lambda p: f"{p.close_cube_decisions}")),
+        ("Doubles / takes / drops", each(lambda p: f"{p.doubles} / {p.takes} / {p.drops}")),
+        ("Cube errors: doubtful / error / blunder", each(lambda p: marks(p.cube_marks))),
     ]
+    for kind in CUBE_ERRORS:
+        rows.append((f"  {kind[0].upper() + kind[1:]}: count (EMG)",
+                     each(lambda p, k=kind: f"{p.cube_errors[k]['count']} ({p.cube_errors[k]['error']:.3f})")))
+    rows += [
+        (f"Cube error total, {unit}", each(lambda p: emg(p.cube_error, p.cube_error_mwc))),
+        ("Cube error rate (mEMG / decision)", each(lambda p: f"{p.cube_rate:.1f}")),
+        ("Overall error rate (mEMG / decision)", each(lambda p: f"{p.overall_rate:.1f}")),
+        ("Overall rating", each(lambda p: rating(p.overall_rate))),
+        ("Error per game (EMG)", each(lambda p: f"{p.error_per_game:.3f}")),
+        ("Rating estimate (FIBS points against the judge)", each(lambda p: f"{p.rating_estimate:+.0f}")),
+        ("Resignations judged: decisions (error, EMG)",
+         each(lambda p: f"{p.resign_decisions} ({p.resign_error:.3f})")),
+        ("Luck total, EMG" + (" (MWC)" if match else ", points"),
+         each(lambda p: f"{p.luck:+.3f}" + (f" ({100 * p.luck_mwc:+.2f} %)" if match else f", {p.luck_points:+.2f}"))),
+        ("Luck rate (mEMG / roll)", each(lambda p: f"{p.luck_rate:+.1f}")),
+        ("Luck rating", each(lambda p: p.luck_rating)),
+    ]
+    if match:
+        rows += [("Matches won", each(lambda p: f"{p.matches_won} of {p.matches}")),
+                 ("Result, MWC from even (per match)",
+                  each(lambda p: f"{100 * ((p.matches_won / p.matches if p.matches else 0.5) - 0.5):+.1f} %")),
+                 ("Luck-adjusted result, MWC from even (per match)", [f"{100 * r:+.1f} %" for r in adjusted])]
+    else:
+        rows += [("Result (points)", each(lambda p: f"{p.points_won - p.points_lost:+d}")),
+                 ("Luck-adjusted result (points)", [f"{r:+.2f}" for r in adjusted])]
+    return rows
+
+
+def _table(players: list, rows) -> list[str]:
+    lines = [f"{'':52s}" + "".join(f"{p.name[:18]:>22s}" for p in players)]
+    lines += [f"{label:52s}" + "".join(f"{x:>22s}" for x in xs) for label, xs in rows]
+    return lines
+
+
+def _mistake(d: Decision, who: str, where: str = "") -> str:
+    dice = f" {d.dice[0]}{d.dice[1]}" if d.dice else ""
+    return (f"  {d.error:6.3f} {d.mark:9s} {where}game {d.game}, {who}:{dice} played {d.played!r}, "
+            f"best {d.best!r}  ({d.position_id}:{d.match_id})")
+
+
+def format_summary(a, top: int = 10) -> str:
+    """The per-player summary and the biggest mistakes, as text: of one :class:`Analysis`, or of
+    a :class:`Report` (each file in a line, then the totals)."""
+    if isinstance(a, Report):
+        return _format_report(a, top)
     kind = f"{a.match_length} point match" if a.match_length else "money session"
-    lines = [f"{a.file}: {kind}, judged by {a.bot} at {a.ply}-ply",
-             f"{'':46s}{p0.name[:18]:>20s}{p1.name[:18]:>20s}"]
-    lines += [f"{label:46s}{x:>20s}{y:>20s}" for label, x, y in rows]
+    lines = [f"{a.file}: {kind}, judged by {a.bot} at {a.ply}-ply"]
+    lines += _table(a.players, summary_rows(a.players, bool(a.match_length), a.luck_adjusted()))
     big = a.biggest(top)
     if big:
         lines.append("")
         lines.append("Biggest mistakes:")
-        for d in big:
-            who = a.players[d.player].name
-            dice = f" {d.dice[0]}{d.dice[1]}" if d.dice else ""
-            lines.append(f"  {d.error:6.3f} {d.mark:9s} game {d.game}, {who}:{dice} played {d.played!r}, "
-                         f"best {d.best!r}  ({d.position_id}:{d.match_id})")
+        lines += [_mistake(d, a.players[d.player].name) for d in big]
+    return "\n".join(lines)
+
+
+def _format_report(r: Report, top: int) -> str:
+    first = r.analyses[0]
+    lines = [f"{len(r.analyses)} files judged by {first.bot} at {first.ply}-ply:"]
+    for a in r.analyses:
+        kind = f"{a.match_length} point match" if a.match_length else "money session"
+        p0, p1 = a.players
+        lines.append(f"  {a.file}: {kind}, {p0.name} {p0.points_won} - {p1.name} {p1.points_won}; "
+                     f"error rates {p0.overall_rate:.1f} / {p1.overall_rate:.1f} mEMG")
+    players = r.players
+    adjusted = r.luck_adjusted()
+    lines.append("")
+    lines.append("Totals over all files:")
+    lines += _table(players, summary_rows(players, r.match, [adjusted[p.name] for p in players]))
+    big = r.biggest(top)
+    if big:
+        lines.append("")
+        lines.append("Biggest mistakes:")
+        lines += [_mistake(d, a.players[d.player].name, f"{a.file}, ") for a, d in big]
     return "\n".join(lines)
