@@ -362,3 +362,27 @@ def test_analysis_inputs_that_name_nothing_are_refused(tmp_path):
         expand([str(tmp_path / "m.mat")])
     with pytest.raises(BadInputFile, match="holds no match file"):
         expand([str(tmp_path)])
+
+
+@needs_bot
+def test_analyze_takes_the_name_eval_was_given(tmp_path, capsys):
+    """``bgnet eval --matches 2 --save-mat m.mat`` writes m-001.mat and m-002.mat; ``bgnet
+    analyze m.mat`` analyses both into one report with totals."""
+    from bgnet.cli import main
+
+    m = str(tmp_path / "m.mat")
+    assert main(["eval", "bgnet-default", "random:2", "--match", "1", "--matches", "2", "--seed", "5",
+                 "--save-mat", m, "--quiet"]) == 0
+    capsys.readouterr()
+    js, page = tmp_path / "r.json", tmp_path / "r.html"
+    assert main(["analyze", m, "--quiet", "--json", str(js), "--html", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "m-001.mat" in out and "m-002.mat" in out and "Totals over all files" in out
+    data = json.loads(js.read_text())
+    assert [os.path.basename(f["file"]) for f in data["files"]] == ["m-001.mat", "m-002.mat"]
+    assert data["players"][0]["matches"] == 2 and data["bot"] == "bgnet-default"
+    assert "Totals over all files" in page.read_text()
+    assert main(["analyze", str(tmp_path / "m-001.mat"), "--quiet"]) == 0  # one file as before
+    assert "Totals" not in capsys.readouterr().out
+    assert main(["analyze", str(tmp_path / "x.mat"), "--quiet"]) == 3
+    assert "x-001.mat" in capsys.readouterr().err

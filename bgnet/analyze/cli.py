@@ -10,7 +10,7 @@ import argparse
 import json
 
 from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
-from bgnet.errors import BadArgument, BadInputFile, UserError
+from bgnet.errors import BadArgument, UserError
 
 BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
             "PATH@PLY), or gnubg:N, pubeval, random")
@@ -225,10 +225,12 @@ def format_rollout(r) -> str:
 def analyze_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="bgnet analyze",
                        examples=("bgnet eval gnubg:0 pubeval --games 20 --save-mat s.mat",
-                                 "bgnet analyze s.mat --bot gnubg:0 --html s.html --json s.json"),
+                                 "bgnet analyze s.mat --bot gnubg:0 --html s.html --json s.json",
+                                 "bgnet eval bgnet-default pubeval --match 5 --matches 4 --save-mat m.mat "
+                                 "&& bgnet analyze m.mat --html m.html"),
                 description="Judge every checker play and cube decision of a match or money session "
                             "(.mat) with a bot: errors, luck, per-player error rates and ratings.")
-    p.add_argument("file", metavar="FILE.mat", help="a .mat file as bgnet or GNU Backgammon writes it")
+    p.add_argument("file", metavar="FILE", nargs="+", help=FILES_HELP)
     p.add_argument("--bot", help=BOT_HELP.replace("plays", "judges"))
     p.add_argument("--ply", type=int, help="search depth of the judge")
     p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule")
@@ -241,6 +243,11 @@ def analyze_parser() -> argparse.ArgumentParser:
     return p
 
 
+FILES_HELP = (".mat files as bgnet or GNU Backgammon writes them: one or several, a folder of them, or "
+              "the name bgnet eval --save-mat was given (m.mat for m-001.mat, m-002.mat, ...); several "
+              "make one report with each player's totals")
+
+
 def analyze_main(argv: list[str]) -> int:
     """``bgnet analyze``; a person's mistake raises a :class:`bgnet.errors.UserError`, which
     :func:`bgnet.cli.main` prints in one line with its exit code."""
@@ -248,15 +255,13 @@ def analyze_main(argv: list[str]) -> int:
 
 
 def _analyze(argv: list[str]) -> int:
-    import os
-
-    from bgnet.analyze.analysis import Judge, analyse_file, format_summary
+    from bgnet.analyze.analysis import Judge, Report, analyse_file, format_summary
+    from bgnet.analyze.inputs import expand
 
     a = analyze_parser().parse_args(argv)
     if a.top < 0:
         raise BadArgument(f"--top must be 0 or more; got {a.top}")
-    if not os.path.exists(a.file):
-        raise BadInputFile(f"no such file: {a.file!r}")
+    files = expand(a.file)
     spec = bot_spec(a.bot, a.ply)
     bot = load(spec)
     try:
@@ -264,10 +269,12 @@ def _analyze(argv: list[str]) -> int:
     except ValueError as e:
         raise BadArgument(str(e)) from None
     try:
-        result = analyse_file(a.file, judge, progress=not a.quiet, jacoby=a.jacoby)
+        results = [analyse_file(f, judge, progress=not a.quiet, jacoby=a.jacoby) for f in files]
     finally:
         bot.close()
-    result.bot = spec
+    for r in results:
+        r.bot = spec
+    result = results[0] if len(results) == 1 else Report(results)
     print(format_summary(result, a.top))
     if a.json:
         with open(a.json, "w") as f:
