@@ -5,7 +5,9 @@
   with the first rolls cycled and luck correction (``bgnet rollout``);
 * :mod:`bgnet.analyze.analysis`: every checker play and cube decision of a ``.mat`` file judged
   by a bot, with per-player error rates (``bgnet analyze``);
-* :mod:`bgnet.analyze.report`: the analysis as one self-contained HTML page.
+* :mod:`bgnet.analyze.report`: the analysis as one self-contained HTML page;
+* :mod:`bgnet.analyze.inputs`: the files ``bgnet analyze`` is given (several, a folder, or the
+  name ``bgnet eval --save-mat`` was given).
 
 JSON written by ``bgnet rollout --json``: ``bot``, ``settings`` (``trials``, ``truncate``,
 ``seed``, ``cycle``, ``luck``, ``bearoff``, ``cubeful``), ``match_id``, ``dice`` (null for a
@@ -18,16 +20,26 @@ position before the roll), ``luck_evaluator``, ``seconds``, ``trials_per_second`
 play), ``diff`` and ``diff_se`` (candidate moves: equity minus the best move's, trial by trial),
 ``trials``, ``mean_plies``. All from the view of the player to move.
 
-JSON written by ``bgnet analyze --json``: ``file``, ``bot``, ``ply``, ``match_length`` (0 =
-money), ``players`` (per player: ``name``, ``moves``, ``unforced_moves``, ``checker_error``,
-``checker_rate``, ``checker_marks`` {doubtful, error, blunder}, ``checker_rating``,
-``cube_decisions``, ``close_cube_decisions``, ``cube_error``, ``cube_rate``, ``cube_marks``,
-``cube_rating``, ``doubles``, ``takes``, ``drops``, ``overall_rate``, ``overall_rating``,
-``luck``, ``luck_rate``, ``rolls``, ``luck_marks``), ``biggest_errors`` and ``decisions`` (per
-decision: ``game``, ``number``, ``player``, ``kind`` (move, double, no_double, take, drop),
-``position_id``, ``match_id``, ``dice``, ``played``, ``best``, ``played_equity``,
-``best_equity``, ``error``, ``mark``, ``forced``, ``counted``, ``luck``, ``luck_mark``) and
-``graph`` (``decision``, ``game``, ``value``: player 0's cubeful equity or MWC before each cube
-decision). Errors and luck are in EMG, rates in millipoints per decision
+JSON written by ``bgnet analyze --json`` for one file: ``file``, ``bot``, ``ply``,
+``match_length`` (0 = money), ``jacoby``, ``players`` (per player: ``name``, ``games``,
+``moves``, ``unforced_moves``, ``checker_error``, ``checker_rate``, ``checker_marks``
+{doubtful, error, blunder}, ``checker_rating``, ``cube_decisions``, ``close_cube_decisions``,
+``cube_error``, ``cube_rate``, ``cube_marks``, ``cube_rating``, ``cube_errors`` {kind: {count,
+error}}, ``doubles``, ``takes``, ``drops``, ``overall_rate``, ``overall_rating``,
+``error_per_game``, ``rating_estimate``, ``resign_decisions``, ``resign_error``,
+``resign_marks``, ``luck``, ``luck_rate``, ``luck_rating``, ``rolls``, ``luck_marks``,
+``luck_points`` (money), ``checker_error_mwc``, ``cube_error_mwc``, ``luck_mwc`` (match),
+``points_won``, ``points_lost``, ``matches``, ``matches_won``, ``luck_adjusted_result``),
+``biggest_errors`` and ``decisions`` (per decision: ``game``, ``number``, ``player``, ``kind``
+(move, double, no_double, take, drop, resign, accept, reject), ``position_id``, ``match_id``,
+``dice``, ``played``, ``best``, ``played_equity``, ``best_equity``, ``error``, ``mark``,
+``forced``, ``counted``, ``luck``, ``luck_mark``, ``cube``, ``cube_owner`` (-1 centred),
+``score``, ``candidates`` ([option, equity] best first), ``error_kind``, ``mwc``, ``error_mwc``,
+``luck_points``, ``luck_mwc``), ``games`` (per game: ``number``, ``score``, ``rows`` (``player``,
+``kind``, ``dice``, ``text``, ``decision``: every action in order), ``winner``, ``points``,
+``end``) and ``graph`` (``decision``, ``game``, ``value``: player 0's cubeful equity or MWC
+before each cube decision). For several files: ``files`` (one such object each), ``bot``,
+``ply``, ``players`` (the totals by name) and ``biggest_errors`` (each with its ``file``).
+Errors and luck are in EMG, MWC as fractions, rates in millipoints per decision
 (:mod:`bgnet.analyze.analysis`).
 """
