@@ -85,6 +85,14 @@ def _accepting_position_ids(method):
 _NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
 
 
+@functools.lru_cache(maxsize=256)
+def _context_of(match_id: str):
+    """The :class:`bgnet.engine.state.MatchContext` of a Match ID (read once per ID)."""
+    from bgnet.formats.match_id import match_context_from_id
+
+    return match_context_from_id(match_id)
+
+
 class Bot:
     """Base class. Subclasses implement ``choose_move`` or ``choose_moves`` (or both)."""
 
@@ -112,6 +120,14 @@ class Bot:
                     steps[i] = m
                     break
         return out, steps
+
+    def choose_moves_with_cube(self, boards: np.ndarray, dice: np.ndarray, contexts):
+        """Chosen afterstates and steps, as :meth:`choose_moves`, for positions whose cube and
+        score are known: ``contexts`` holds a :class:`bgnet.engine.state.MatchContext` per
+        position (the mover on roll), or one for all. Bots that rank moves by the match's own
+        measure (net bots: :mod:`bgnet.cube.checker`) override this; the default ignores the
+        contexts and plays :meth:`choose_moves`."""
+        return self.choose_moves(boards, dice)
 
     @accepts_position_ids
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
@@ -150,7 +166,8 @@ class Bot:
             return load.load_shipped_bot(str(path).lower(), ply=ply)
         return load.load_net_bot(path, ply=ply, device=device)
 
-    def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None) -> tuple[str, str]:
+    def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None,
+                  match_id: str | None = None) -> tuple[str, str]:
         """The move this bot plays: ``(notation, next Position ID)``.
 
         Same convention as :func:`bgnet.engine.legal_moves`: ``position_id`` has the mover on roll;
@@ -159,18 +176,24 @@ class Bot:
         legal the turn passes: ``("", the same checkers with the opponent on roll)``. Raises
         ValueError for a finished game (a side has borne off all its checkers), a bad ID or dice
         outside 1..6.
+
+        ``match_id`` (a GNU Backgammon Match ID: cube, owner, score, match length; the mover is
+        its player on roll) makes a net bot choose by the match's own measure: cubeful equity in
+        money play, match winning chances at the score in a match (:mod:`bgnet.cube.checker`).
+        Without it, or for bots that do not know the cube, moves are chosen as without a cube.
         """
         a, b = check_die(d1, "the first die"), check_die(d2, "the second die")
         board = fast_board_from_position_id(position_id)
         if game_over(board):
             raise ValueError(f"the game in {position_id!r} is over: a side has borne off all its "
                              "checkers, so there is no move to play")
-        quick = self._quick_choice(board, a, b, ply)  # moves generated once, where it applies
+        ctx = _context_of(match_id) if match_id is not None else None
+        quick = self._quick_choice(board, a, b, ply, ctx)  # moves generated once, where it applies
         if quick is not None:
             return move_text(board, quick[1], quick[0])
         if count_moves(board, a, b) == 0:
             return move_text(board, _NO_STEPS, board)
-        after, steps = self._choose_one(board, a, b, ply)
+        after, steps = self._choose_one(board, a, b, ply, ctx)
         return move_text(board, steps, after)
 
     def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
@@ -206,17 +229,22 @@ class Bot:
             depth = f"at {own}-ply" if own is not None else "at one fixed depth"
             raise ValueError(f"{self.name} plays {depth}; it cannot search at ply={ply}")
 
-    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply):
+    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
         """(afterstate, steps) from a one-call path that generates the moves itself, or None where
         there is none (the default) or it leaves the position (a pass among them) to
-        :meth:`_choose_one`."""
+        :meth:`_choose_one`. ``ctx``: the cube and score (a MatchContext), or None."""
         return None
 
-    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
-        """(afterstate, steps) this bot plays in one position at ``ply``."""
+    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
+        """(afterstate, steps) this bot plays in one position at ``ply`` (in ``ctx``, when the
+        cube and score are known)."""
         self._check_fixed_ply(ply)
-        after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
-                                         np.array([[d1, d2]], np.int64))
+        boards = np.ascontiguousarray(board, np.int8)[None]
+        dice = np.array([[d1, d2]], np.int64)
+        if ctx is None:
+            after, steps = self.choose_moves(boards, dice)
+        else:
+            after, steps = self.choose_moves_with_cube(boards, dice, ctx)
         return after[0], steps[0]
 
     def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:

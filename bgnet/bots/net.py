@@ -27,6 +27,7 @@ from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.board import unique_boards
 from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
+from bgnet.engine.state import MatchContext
 from bgnet.errors import BadArgument
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity as money_equity  # noqa: F401  (re-exported)
@@ -113,7 +114,8 @@ class NetBot(Bot):
     """
 
     def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
-                 search: SearchSettings | None = None, meta: dict | None = None):
+                 search: SearchSettings | None = None, meta: dict | None = None,
+                 cubeful_play: bool = True):
         ply = check_ply(ply)
         if _is_evaluator(net):
             self.eval = net
@@ -125,6 +127,7 @@ class NetBot(Bot):
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.search = search or SearchSettings()
         self.meta = meta or {}
+        self.cubeful_play = bool(cubeful_play)
 
     def cube_settings(self):
         cube = self.meta.get("cube") or {}
@@ -175,31 +178,60 @@ class NetBot(Bot):
         return mean_over_rolls(p0[best] if depth == 0 else self._afterstate_value(chosen, depth))
 
     # -- move choice -----------------------------------------------------------------------
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None):
-        """Chosen afterstates and steps for many positions, at ``ply`` (default: this bot's)."""
+    def move_measure(self, contexts):
+        """The :class:`bgnet.cube.checker.MoveMeasure` this bot ranks moves by where the cube is
+        known (``contexts``: one :class:`~bgnet.engine.state.MatchContext` per position, or one
+        for all), with its cube settings; None where moves are ranked by cubeless money equity
+        (no contexts, or ``cubeful_play`` off)."""
+        if contexts is None or not self.cubeful_play:
+            return None
+        from bgnet.cube.checker import MoveMeasure, measure_for
+
+        met, efficiency = self.cube_settings()
+        if isinstance(contexts, MatchContext):
+            measure = measure_for(contexts, met, efficiency)
+        else:
+            measure = MoveMeasure(list(contexts), met, efficiency)
+        return None if measure.cubeless else measure
+
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None,
+                     contexts=None):
+        """Chosen afterstates and steps for many positions, at ``ply`` (default: this bot's).
+        With ``contexts`` (a :class:`~bgnet.engine.state.MatchContext` per position, the mover on
+        roll, or one for all) moves are ranked by the match's own measure
+        (:mod:`bgnet.cube.checker`) unless ``cubeful_play`` is off; without, by cubeless money
+        equity."""
         ply = self.ply if ply is None else check_ply(ply)
         boards = np.ascontiguousarray(boards, np.int8)
         dice = np.ascontiguousarray(dice, np.int64)
         after, steps, off = generate_batch(boards, dice)
-        eq = money_equity(afterstates_of(self.eval, after, boards, parent_rows(off)))
+        parent_of = parent_rows(off)
+        probs = afterstates_of(self.eval, after, boards, parent_of)
+        measure = self.move_measure(contexts)
+        eq = money_equity(probs) if measure is None else measure.values(probs, after, parent_of)
         if ply == 0:
             best = segment_argmax(eq, off)
             return after[best], steps[best]
         best = np.empty(len(boards), np.int64)
         for i in range(len(boards)):
-            best[i] = self._deeper_choice(after, eq, off[i], off[i + 1], ply)
+            score = None if measure is None else _scorer(measure, after, i)
+            best[i] = self._deeper_choice(after, eq, off[i], off[i + 1], ply, score)
         return after[best], steps[best]
 
-    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply):
+    def choose_moves_with_cube(self, boards: np.ndarray, dice: np.ndarray, contexts):
+        return self.choose_moves(boards, dice, contexts=contexts)
+
+    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
         if (self.ply if ply is None else ply) == 0 and getattr(self.eval, "fast", None) is not None:
             from bgnet.bots.zero_ply import choose_zero_ply  # one compiled call (exported bots)
 
-            return choose_zero_ply(self.eval, np.ascontiguousarray(board, np.int8), d1, d2)
+            return choose_zero_ply(self.eval, np.ascontiguousarray(board, np.int8), d1, d2,
+                                   self.move_measure(ctx))
         return None
 
-    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply):
+    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
         after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
-                                         np.array([[d1, d2]], np.int64), ply)
+                                         np.array([[d1, d2]], np.int64), ply, ctx)
         return after[0], steps[0]
 
     @staticmethod
@@ -212,48 +244,69 @@ class NetBot(Bot):
         """The 0-ply move filter."""
         return self._filter(eq, order, self.search.keep, self.search.margin)
 
-    def _search(self, after: np.ndarray, cand: list[int], ply: int, value_lone: bool = False):
+    def _search(self, after: np.ndarray, cand: list[int], ply: int, value_lone: bool = False,
+                score=None):
         """Deeper probabilities of the candidate afterstates ``after[cand]`` (mover's view):
         a list of (row, probabilities), best first, the searched ones ahead of those the 1-ply
         filter dropped (which keep their 1-ply values). A lone candidate is only valued if
-        ``value_lone`` (its probabilities are None otherwise)."""
+        ``value_lone`` (its probabilities are None otherwise). ``score(probs, rows)`` ranks them
+        (default: cubeless money equity)."""
         if len(cand) == 1:
             lone = self._afterstate_value(after[cand], ply)[0] if value_lone else None
             return [(cand[0], lone)]
+        if score is None:
+            score = _money_score
         probs = self._afterstate_value(after[cand], 1)
-        order = list(np.argsort(-money_equity(probs), kind="stable"))
+        eq1 = score(probs, cand)
+        order = list(np.argsort(-eq1, kind="stable"))
         if ply == 2:
-            deep = self._filter(money_equity(probs), order, self.search.keep_1ply,
-                                self.search.margin_1ply)
+            deep = self._filter(eq1, order, self.search.keep_1ply, self.search.margin_1ply)
             if len(deep) > 1:
                 probs[deep] = self._afterstate_value(after[[cand[k] for k in deep]], 2)
-                eq2 = money_equity(probs)
+                eq2 = score(probs, cand)
                 deep = sorted(deep, key=lambda k: -eq2[k])
             order = deep + [k for k in order if k not in deep]
         return [(cand[k], probs[k]) for k in order]
 
-    def _deeper_choice(self, after, eq, lo, hi, ply: int) -> int:
+    def _deeper_choice(self, after, eq, lo, hi, ply: int, score=None) -> int:
         if hi - lo == 1:
             return lo
         cand = self._candidates(eq, lo + np.argsort(-eq[lo:hi], kind="stable"))
-        return self._search(after, cand, ply)[0][0]
+        return self._search(after, cand, ply, score=score)[0][0]
 
-    def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None):
+    def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None,
+                     context: MatchContext | None = None):
         """All legal moves of one position with the bot's probabilities, best first:
-        a list of (afterstate, steps, probabilities). Deeper plies apply to the filtered best."""
+        a list of (afterstate, steps, probabilities). Deeper plies apply to the filtered best.
+        With a ``context`` (the mover on roll) the order is the match's own measure's
+        (:meth:`move_measure`), else cubeless money equity's."""
         ply = self.ply if ply is None else check_ply(ply)
         after, steps, off = generate_batch(np.ascontiguousarray(board, np.int8)[None],
                                            np.array([[d1, d2]], np.int64))
         if len(after) == 1 and steps[0, 0, 0] == -1:
             return []
         probs = afterstates_of(self.eval, after, board[None], np.zeros(len(after), np.int64))
-        eq = money_equity(probs)
+        measure = self.move_measure(context)
+        eq = money_equity(probs) if measure is None else measure.values(probs, after)
         order = list(np.argsort(-eq, kind="stable"))
         if ply > 0:
             cand = self._candidates(eq, order)
-            ranked = self._search(after, cand, ply, value_lone=True)
+            score = None if measure is None else _scorer(measure, after, 0)
+            ranked = self._search(after, cand, ply, value_lone=True, score=score)
             for j, p in ranked:
                 if p is not None:
                     probs[j] = p
             order = [j for j, _ in ranked] + [j for j in order if j not in cand]
         return [(after[j], steps[j], probs[j]) for j in order]
+
+
+def _money_score(probs, rows):
+    return money_equity(probs)
+
+
+def _scorer(measure, after: np.ndarray, position: int):
+    """``score(probs, rows)``: the measure's values of the afterstates ``after[rows]``, all
+    played from position ``position`` of the measure's contexts."""
+    def score(probs, rows):
+        return measure.values(probs, after[rows], np.full(len(rows), position, np.int64))
+    return score

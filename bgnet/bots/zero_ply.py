@@ -70,8 +70,19 @@ def _forward(board, rows, acts, packed, b1, ws, bs, out):
                                    packed[_T_FLAGS:_T_EXTRA], packed[_T_EXTRA:], b1, ws, bs, out)
 
 
+@njit(cache=True, inline="always")
+def _mover_probs(p, out):
+    """The mover's probabilities ``out`` from ``p``, those of the side on roll after the move
+    (:func:`bgnet.nn.probs.flip`)."""
+    out[0] = _F1 - p[0]
+    out[1] = p[3]
+    out[2] = p[4]
+    out[3] = p[1]
+    out[4] = p[2]
+
+
 @njit(cache=True)
-def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
+def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, split,
             c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs,
             bearoff, dist, first, table, binom, full_start):
     """Row of the kept buffers holding the 0-ply choice, or -1 (no move, or a case for the
@@ -79,7 +90,11 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
     ``probs`` float32 [>= n, 5], ``db_out`` float64 [>= n, 5]; ``c_tables``/``r_tables`` are
     packed tables (:func:`_pack_tables`). ``bearoff``: 1 to answer bear-off afterstates from the
     database arrays given, 0 to leave them to the net, -1 to leave the decision to the general
-    path when one occurs (the database is not loaded yet)."""
+    path when one occurs (the database is not loaded yet). ``every`` (float32 [>= n, 5], or
+    [0, 5] when not wanted) receives every afterstate's probabilities for its mover, and the
+    number of afterstates is returned instead of the choice, for a measure other than cubeless
+    money equity to choose."""
+    want = every.shape[0] > 0
     rows = scratch[0]
     db_rows = scratch[1]
     n = _generate_kept(board, d1, d2, boards, moves, ints)
@@ -95,6 +110,9 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
             g = _F1 if result >= 2 else np.float32(0.0)
             bg = _F1 if result >= 3 else np.float32(0.0)
             eq[r] = _F2 * _F1 - _F1 + g - np.float32(0.0) + bg - np.float32(0.0)
+            if want:
+                every[r, 0], every[r, 1], every[r, 2] = _F1, g, bg
+                every[r, 3] = every[r, 4] = np.float32(0.0)
         elif bearoff != 0 and _side_ok(boards[r], 0) and _side_ok(boards[r], 1):
             if bearoff < 0:
                 return _FALLBACK
@@ -130,9 +148,13 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
         r = net[i]
         if split and race_of_sides(boards[r, 1], boards[r, 0]):
             eq[r] = _mover_equity(probs[k])
+            if want:
+                _mover_probs(probs[k], every[r])
             k += 1
         else:
             eq[r] = _mover_equity(probs[c])
+            if want:
+                _mover_probs(probs[c], every[r])
             c += 1
     if n_db > 0:
         # The database answers for the side on roll: the afterstate with its sides swapped.
@@ -145,6 +167,10 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
             for j in range(5):
                 p[j] = np.float32(db_out[i, j])
             eq[dbr[i]] = _mover_equity(p)
+            if want:
+                _mover_probs(p, every[dbr[i]])
+    if want:
+        return n
     best = 0
     for r in range(1, n):
         if eq[r] > eq[best]:
@@ -153,12 +179,16 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, split,
 
 
 def _scratch(ws):
-    """The call's scratch buffers, kept with this thread's engine buffers."""
+    """The call's scratch buffers, kept with this thread's engine buffers: (net and bear-off
+    rows, net probabilities, database probabilities, every afterstate's mover probabilities)."""
     kept = getattr(ws, "zero_ply", None)
     if kept is None:
         kept = ws.zero_ply = (np.empty((2, _ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float32),
-                              np.empty((_ROWS, 5), np.float64))
+                              np.empty((_ROWS, 5), np.float64), np.empty((_ROWS, 5), np.float32))
     return kept
+
+
+_NOT_WANTED = np.empty((0, 5), np.float32)
 
 
 _NO_DB = (np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32))
@@ -196,10 +226,12 @@ def _bearoff_args(evaluator):
     return (1, db.dist, db.first, db.table, _database.BINOM, _database.FULL_START)
 
 
-def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int):
+def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int, measure=None):
     """``(afterstate, steps)`` of the 0-ply choice of ``evaluator`` (a
     :class:`bgnet.bots.evaluator.Evaluator` with a frozen compiled pass) for one position with
-    checked dice, or None where the general path must answer."""
+    checked dice, or None where the general path must answer. ``measure`` (a
+    :class:`bgnet.cube.checker.MoveMeasure` for this position) ranks the moves instead of
+    cubeless money equity: the same probabilities, valued by it (ties to the first)."""
     fast = getattr(evaluator, "fast", None)
     if fast is None:
         return None
@@ -207,8 +239,11 @@ def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int):
     if args is None:
         return None
     ws = workspace()
-    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, *_scratch(ws), *args,
-                   *_bearoff_args(evaluator))
+    rows, net_probs, db_probs, every = _scratch(ws)
+    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, rows, net_probs, db_probs,
+                   every if measure is not None else _NOT_WANTED, *args, *_bearoff_args(evaluator))
     if best < 0:
         return None
+    if measure is not None:
+        best = int(np.argmax(measure.values(every[:best], ws.boards[:best])))
     return ws.boards[best].copy(), ws.moves[best].copy()

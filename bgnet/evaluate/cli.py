@@ -53,6 +53,10 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("--workers", type=int, default=1, help="cubeless money games only: share the "
                    "games among this many processes, one core each (same games, same result; "
                    "for deep search, default 1)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="with --match or --cube: net bots choose their checker plays by cubeless "
+                        "money equity, as without a cube (default: by the match's own measure, "
+                        "cubeful match winning chances at the score or cubeful money equity)")
     p.add_argument("--device", type=device_arg, default="cpu",
                    help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -92,6 +96,9 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
         p.error("--matches needs --match N (the match length)")
     if a.jacoby and not a.cube:
         p.error("--jacoby applies to money games with the cube: add --cube")
+    if a.cubeless_play and not (a.cube or a.match is not None):
+        p.error("--cubeless-play applies to play with the cube (--match or --cube); without it "
+                "checker plays are always chosen by cubeless equity")
     a.games = 1000 if a.games is None else a.games
     if a.games < 1:
         p.error(f"--games must be at least 1; got {a.games}")
@@ -118,13 +125,15 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     result: MatchPlayResult | MoneyCubeResult
     if a.match is not None:
         result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
-                                        progress=not quiet, batch=a.batch, keep_records=keep)
+                                        progress=not quiet, batch=a.batch, keep_records=keep,
+                                        cubeful_play=not a.cubeless_play)
     elif a.cube or keep:
         # Cubeless games to save are played through the rules engine with the cube left alone:
         # the same dice, and so for deterministic bots the same games, as the fast path below.
         result = cube_play.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
                                            progress=not quiet, duplicate=duplicate, cube=a.cube,
-                                           batch=a.batch, keep_records=keep)
+                                           batch=a.batch, keep_records=keep,
+                                           cubeful_play=not a.cubeless_play)
     elif a.workers > 1:
         from bgnet.evaluate.match import play_games_parallel
 

@@ -13,8 +13,13 @@ decisions:
   from those probabilities; he takes when its ``take`` says so (double/take worth less to the
   doubler than double/pass). The doubler's analysis is never used for the answer, so a strong
   taker is not misled by a weak doubler's estimate.
-* **Moves.** ``bot.choose_moves`` for the position and dice; a forced move (one legal
-  afterstate) or no move is played without asking.
+* **Moves.** ``bot.choose_moves_with_cube`` for the position, dice and context (cube value and
+  owner, score): a net bot ranks its moves by the match's own measure
+  (:mod:`bgnet.cube.checker`: cubeful match winning chances at the score, cubeful money equity);
+  bots that do not know the cube (pubeval, random, ``gnubg:N`` through ``gnubg_nn``) play their
+  usual move. ``cubeful_play=False`` asks for ``bot.choose_moves`` (the cubeless choice) instead,
+  as do money games without the cube. A forced move (one legal afterstate) or no move is played
+  without asking.
 
 A bot without ``evaluate`` (random, pubeval) never doubles and takes every double. Each bot's own
 cube settings (``bot.cube_settings()``: match equity table and cube efficiency) are used unless
@@ -179,8 +184,9 @@ def _answer(offered, taker: _Player) -> None:
             s.game.drop()
 
 
-def _move_step(slots, players) -> None:
-    """The players on roll play their dice: one ``choose_moves`` call per bot."""
+def _move_step(slots, players, cubeful: bool) -> None:
+    """The players on roll play their dice: one call per bot, ``choose_moves_with_cube`` with
+    each position's context where the cube is in play (``cubeful``), else ``choose_moves``."""
     by_player = ([s for s in slots if s.game.player_on_roll == 0],
                  [s for s in slots if s.game.player_on_roll == 1])  # before anyone plays
     for p in (0, 1):
@@ -196,7 +202,11 @@ def _move_step(slots, players) -> None:
             continue
         boards = np.stack([s.game.board for s in ask])
         dice = np.array([s.game.dice for s in ask], np.int64)
-        chosen = players[p].bot.choose_moves(boards, dice)[0]
+        if cubeful:  # each position's cube and score: the mover's measure of a move
+            chosen = players[p].bot.choose_moves_with_cube(boards, dice,
+                                                           [s.game.context() for s in ask])[0]
+        else:
+            chosen = players[p].bot.choose_moves(boards, dice)[0]
         for s, after in zip(ask, chosen):
             try:
                 s.game.play(after)
@@ -206,9 +216,11 @@ def _move_step(slots, players) -> None:
 
 
 
-def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, on_done) -> None:
+def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, on_done,
+         cubeful_play: bool = True) -> None:
     """Play ``total`` slots, ``batch`` at a time, to the end: ``on_game(slot, game)`` after
-    every game, ``on_done(slot)`` when a slot has nothing left to play."""
+    every game, ``on_done(slot)`` when a slot has nothing left to play. Checker plays are
+    chosen with each position's cube and score where the cube is in play and ``cubeful_play``."""
     if batch < 1:
         raise ValueError(f"batch must be at least 1; got {batch}")
     active: list[_MatchSlot | _MoneySlot] = []
@@ -221,7 +233,7 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
         for s in active:
             if s.game.phase == ROLL:
                 s.roll()
-        _move_step([s for s in active if s.game.phase == MOVE], players)
+        _move_step([s for s in active if s.game.phase == MOVE], players, cube and cubeful_play)
         still = []
         for s in active:
             if not s.game.over:
@@ -243,12 +255,16 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
 
 def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 0,
                  progress: bool = True, *, batch: int = 256, keep_records: bool = False,
-                 met=None, efficiency=None, max_cube: int = MAX_CUBE) -> MatchPlayResult:
+                 met=None, efficiency=None, max_cube: int = MAX_CUBE,
+                 cubeful_play: bool = True) -> MatchPlayResult:
     """Play ``matches`` matches to ``length`` points between A (player 0) and B.
 
     ``batch`` matches are in flight at once. ``keep_records`` keeps every game's record (for
     :meth:`MatchPlayResult.save_mat`; it costs memory on long runs). ``met`` (a table, a shipped
     name or a GNU Backgammon XML file) and ``efficiency`` override both bots' cube settings.
+    Bots choose their checker plays with the score and cube known
+    (:meth:`bgnet.bots.base.Bot.choose_moves_with_cube`); ``cubeful_play`` False asks both for
+    their cubeless choice instead, for comparison.
     """
     length, matches = _positive(length, "the match length"), _positive(matches, "matches")
     players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
@@ -267,7 +283,7 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     t0 = time.perf_counter()
     try:
         _run(lambda i: _MatchSlot(i, length, seed, names, max_cube), matches, players, True,
-             batch, bar, lambda s, g: rows[s.index].append(game_row(g)), done)
+             batch, bar, lambda s, g: rows[s.index].append(game_row(g)), done, cubeful_play)
     finally:
         if bar is not None:
             bar.close()
@@ -288,9 +304,10 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
 def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: bool = False,
                     progress: bool = True, *, duplicate: bool = True, cube: bool = True,
                     batch: int = 256, keep_records: bool = False, met=None, efficiency=None,
-                    max_cube: int = MAX_CUBE) -> MoneyCubeResult:
+                    max_cube: int = MAX_CUBE, cubeful_play: bool = True) -> MoneyCubeResult:
     """Play ``games`` money games between A (player 0) and B, with the cube unless ``cube`` is
-    False, under the Jacoby rule if ``jacoby``.
+    False, under the Jacoby rule if ``jacoby``. With the cube, checker plays are chosen by
+    cubeful equity (cube value and owner known) unless ``cubeful_play`` is False.
 
     With ``duplicate`` (the default) ``games`` must be even: games 2k and 2k+1 roll the same dice
     turn by turn with the seats swapped, as :func:`bgnet.evaluate.match.play_games` does (the
@@ -317,7 +334,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     t0 = time.perf_counter()
     try:
         _run(lambda i: _MoneySlot(i, dice, duplicate, jacoby, max_cube), games, players, cube,
-             batch, bar, game_over, lambda s: None)
+             batch, bar, game_over, lambda s: None, cubeful_play)
     finally:
         if bar is not None:
             bar.close()
