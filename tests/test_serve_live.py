@@ -157,8 +157,9 @@ class Browser:
         raise TimeoutError("the page did not get there in time")
 
     def click(self, selector: str, answered: bool = True) -> None:
-        """Click the middle of ``selector`` with the mouse; with ``answered``, wait until the
-        page has the server's answer."""
+        """Click the middle of ``selector`` with the mouse (once the bot's move has been shown in
+        motion); with ``answered``, wait until the page has the server's answer."""
+        self.settled()
         before = self.eval("window.bgnetAnswers || 0")
         x, y = self.eval(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
             e.scrollIntoView({{block: "center"}}); const r = e.getBoundingClientRect();
@@ -168,6 +169,10 @@ class Browser:
                       clickCount=1 if kind != "mouseMoved" else 0)
         if answered:
             self.wait(lambda: (self.eval("window.bgnetAnswers || 0") or 0) > before)
+
+    def settled(self, seconds: float = 20) -> None:
+        """Wait until no move of the bot is being shown in motion."""
+        self.wait(lambda: not self.eval("window.bgnetAnimating === true"), seconds)
 
     def type(self, selector: str, text: str) -> None:
         self.click(selector, answered=False)
@@ -265,3 +270,246 @@ def test_a_typed_illegal_move_is_explained(server, browser):
     assert message.startswith("Illegal move:") and "23 pips" in message, message
     assert browser.eval("document.getElementById('message').className") == "error"
     assert browser.state()["points"] == s["points"]
+
+
+# ---------------------------------------------------------------------------------------------
+# what the page shows: the bot's move, its double, where a checker may go, the hint table, pips,
+# the kind of game, resigning, Jacoby, a phone
+
+
+def new_page_game(b: Browser, url: str, length: str = "0", jacoby: bool = False) -> dict:
+    """Open the page and start a game of the kind chosen in the New form."""
+    b.open(url + "/")
+    b.eval(f"document.getElementById('length').value = {json.dumps(length)}; "
+           "document.getElementById('length').dispatchEvent(new Event('change'))")
+    if jacoby:
+        b.eval("document.getElementById('jacoby').checked = true")
+    b.click("#start")
+    return b.state()
+
+
+def to_my_move(b: Browser, s: dict) -> dict:
+    while not (s["phase"] == "move" and s["turn"] == "you"):
+        assert not s["game_over"]
+        b.click("#roll" if s["phase"] == "roll" else "#take")
+        s = b.state()
+    b.settled()
+    return s
+
+
+def shown(b: Browser, selector: str) -> list[dict]:
+    """The elements ``selector`` finds: their data attributes and text."""
+    return b.eval(f"""[...document.querySelectorAll({json.dumps(selector)})].map(e =>
+        Object.assign({{text: e.textContent}}, e.dataset))""")
+
+
+def watch_ghosts(b: Browser) -> None:
+    """Note in window.sawGhost whether a checker is drawn in motion from now on."""
+    b.eval("""window.sawGhost = false; new MutationObserver(() => {
+        if (document.querySelector('#board .ghost')) window.sawGhost = true;
+    }).observe(document.getElementById('board'), {childList: true, subtree: true}); true""")
+
+
+@pytest.mark.slow
+def test_the_bots_move_is_shown_with_its_dice_and_each_checkers_way(server, browser):
+    s = new_page_game(browser, server)
+    for _ in range(40):
+        s = to_my_move(browser, s)
+        watch_ghosts(browser)
+        play_turn_by_clicking(browser, s)
+        browser.settled()
+        s = browser.state()
+        if s["game_over"]:
+            s = new_page_game(browser, server)
+            continue
+        if s["bot_moves"] and s["bot_moves"][-1]["steps"]:
+            break
+    move = s["bot_moves"][-1]
+    assert browser.eval("window.sawGhost"), "the bot's checkers were not shown in motion"
+    dice = sorted(int(d["value"]) for d in shown(browser, "#board .die.bot"))
+    assert dice == sorted(move["dice"])
+    # The person's numbering of the bot's point p is 25 - p; the marks name the bot's bar 25, off 0.
+    starts = {25 if st["from"] == 25 else 25 - st["from"] for st in move["steps"]}
+    ends = {0 if st["to"] == 0 else 25 - st["to"] for st in move["steps"]}
+    froms = {int(d["point"]) for d in shown(browser, "#bot-move .bot-from")}
+    tos = {int(d["point"]) for d in shown(browser, "#bot-move .bot-to")}
+    assert froms and froms <= starts and tos and tos <= ends, (move, froms, tos)
+    assert shown(browser, "#bot-move")[0]["move"] == move["notation"]
+
+
+@pytest.fixture(scope="module")
+def doubling_server():
+    """A server in this process whose bot doubles at its first chance (a take)."""
+    import threading
+
+    import uvicorn
+
+    from bgnet.bots.base import Bot
+    from bgnet.engine.movegen import generate
+    from bgnet.play.web.app import create_app
+
+    class DoublingBot(Bot):
+        """Plays the first legal move and sees itself a strong favourite everywhere."""
+
+        name = "doubler"
+
+        def choose_move(self, board, d1, d2):
+            after, _ = generate(board, d1, d2)
+            return after[0] if len(after) else board
+
+        def evaluate(self, boards):
+            import numpy as np
+
+            n = len(np.asarray(boards).reshape(-1, 2, 25))
+            return np.tile(np.array([0.72, 0.0, 0.0, 0.0, 0.0]), (n, 1))
+
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(create_app(DoublingBot(), warm=False, seed=3), host="127.0.0.1",
+                                        port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(f"{url}/health", 60)
+        yield url
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=20)
+
+
+def test_the_bots_double_shows_the_cube_offered(doubling_server, browser):
+    s = new_page_game(browser, doubling_server)
+    for _ in range(20):
+        if s["phase"] == "doubled":
+            break
+        play_turn_by_clicking(browser, s)
+        s = browser.state()
+    assert s["phase"] == "doubled" and s["cube"]["offered_by"] == "bot"
+    cube = shown(browser, "#board #cube")
+    assert len(cube) == 1 and cube[0]["owner"] == "offered" and cube[0]["value"] == "2"
+    assert cube[0]["text"].strip() == "2" and shown(browser, "#board .offered")
+    message = browser.eval("document.getElementById('message').textContent")
+    assert "take or drop" in message, message
+    browser.click("#take")
+    cube = shown(browser, "#board #cube")
+    assert cube[0]["owner"] == "you" and cube[0]["value"] == "2"
+
+
+def test_a_picked_checker_shows_where_it_may_go(server, browser):
+    s = to_my_move(browser, new_page_game(browser, server))
+    a, b = s["legal_moves"][0]["steps"][0]
+    browser.click(f"#pt-{a}", answered=False)
+    browser.wait(lambda: browser.eval("document.querySelector('.point.sel') !== null"), 10)
+    marked = {int(d["point"]) for d in shown(browser, "#board .point.dest")}
+    assert marked == set(s["destinations"][str(a)]) and b in marked
+    assert {int(d["point"]) for d in shown(browser, "#board .target")} == marked
+    browser.click(f"#pt-{b}")
+    t = browser.state()
+    assert t["steps"] and t["steps"][0][0] == a
+    assert not shown(browser, "#board .point.dest")  # nothing picked now
+
+
+def test_the_hint_table_has_headings_gammons_and_plays_a_row(server, browser):
+    to_my_move(browser, new_page_game(browser, server))
+    browser.click("#hint")
+    h = browser.state()["hint"]
+    heads = [x["text"] for x in shown(browser, "#hint-table thead th")]
+    for word in ("Move", "Equity", "Win", "W g", "W bg", "L g", "L bg"):
+        assert word in heads, heads
+    rows = shown(browser, "#hint-table tbody tr")
+    assert [r["move"] for r in rows] == [m["notation"] for m in h["moves"]]
+    column = heads.index("W g")
+    wg = browser.eval(f"document.querySelector('#hint-table tbody tr').cells[{column}].textContent")
+    assert wg == f"{100 * h['moves'][0]['probabilities']['win_gammon']:.1f}"
+    pick = h["moves"][min(1, len(h["moves"]) - 1)]["notation"]
+    browser.click(f"#hint-table tbody tr[data-move={json.dumps(pick)}]")
+    t = browser.state()
+    assert any(line == f"You play {pick}." for line in t["log"]), t["log"][-4:]
+    assert t["hint"] is None
+
+
+def test_pips_are_labelled_and_the_new_form_shows_the_game_played(server, browser):
+    s = new_page_game(browser, server, "7")
+    assert s["match_length"] == 7
+    browser.open(server + "/")  # the page opened again finds the game, and says what it is
+    assert browser.eval("document.getElementById('length').value") == "7"
+    assert "7-point match" in browser.eval("document.getElementById('score').textContent")
+    s = browser.state()
+    you = shown(browser, "#pips-you")[0]["text"]
+    bot = shown(browser, "#pips-bot")[0]["text"]
+    assert str(s["pips"]["you"]) in you and str(s["pips"]["bot"]) in bot
+    assert "pips" in (you + bot).lower()
+    line = browser.eval("document.getElementById('pips').textContent")
+    assert "ips" in line and str(s["pips"]["you"]) in line and str(s["pips"]["bot"]) in line
+
+
+def test_resigning_asks_first(server, browser):
+    s = new_page_game(browser, server)
+    assert browser.eval("document.getElementById('resign-confirm').hidden")
+    browser.click("#resign", answered=False)
+    assert not browser.eval("document.getElementById('resign-confirm').hidden")
+    assert "point" in browser.eval("document.getElementById('resign-question').textContent")
+    assert not browser.state()["game_over"]  # nothing sent yet
+    browser.click("#resign-no", answered=False)
+    assert browser.eval("document.getElementById('resign-confirm').hidden")
+    assert not browser.state()["game_over"]
+    browser.click("#resign", answered=False)
+    browser.click("#resign-yes")
+    s = browser.state()
+    assert s["game_over"] and s["winner"] == "bot", s["log"][-3:]
+
+
+def test_a_money_game_with_the_jacoby_rule(server, browser):
+    s = new_page_game(browser, server, "0", jacoby=True)
+    assert s["jacoby"] is True and s["match_length"] == 0
+    assert "Jacoby" in browser.eval("document.getElementById('score').textContent")
+    browser.eval("document.getElementById('length').value = '5'; "
+                 "document.getElementById('length').dispatchEvent(new Event('change'))")
+    assert browser.eval("document.getElementById('jacoby').disabled")
+
+
+@pytest.mark.slow
+def test_the_phone_layout_at_390_px(server, browser, tmp_path):
+    """At 390 px the board takes the whole width, its labels are legible and what one touches is
+    near 44 px: points, and the buttons."""
+    browser.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=2,
+                 mobile=True)
+    try:
+        s = to_my_move(browser, new_page_game(browser, server))
+        browser.eval("window.scrollTo(0, 0)")
+        board = browser.eval("(() => { const r = document.getElementById('board').getBoundingClientRect();"
+                             " return [r.left, r.width]; })()")
+        assert board[0] <= 2 and board[1] >= 380, board
+        sizes = browser.eval("""[...Array(24).keys()].map(i => {
+            const r = document.querySelector('#pt-' + (i + 1) + ' .hit').getBoundingClientRect();
+            return Math.min(r.width, r.height); })""")
+        assert min(sizes) >= 40, sizes
+        labels = browser.eval("""[...document.querySelectorAll('#board text')]
+            .filter(t => t.textContent.trim()).map(t => parseFloat(t.getAttribute('font-size'))
+            * Math.hypot(t.getScreenCTM().a, t.getScreenCTM().b))""")
+        assert labels and min(labels) >= 12, labels
+        buttons = browser.eval("""[...document.querySelectorAll('#controls button:not([hidden]), #start,'
+            + ' #resign, #play-typed')].map(b => b.getBoundingClientRect().height)""")
+        assert min(buttons) >= 43.5, buttons
+        shot = browser.screenshot(tmp_path / "phone.png")
+        assert is_drawn_board(shot)
+        import numpy as np
+        from PIL import Image
+
+        img = np.asarray(Image.open(shot).convert("RGB"), np.int32)
+        rows = img[: img.shape[0] // 2]  # the board is at the top of the page
+        felt = (np.abs(rows - np.array([0x2E, 0x5A, 0x3A])) <= 18).all(axis=2)
+        columns = np.flatnonzero(felt.any(axis=0))
+        assert columns.min() < 0.1 * img.shape[1] and columns.max() > 0.9 * img.shape[1]
+        assert s["phase"] == "move"
+    finally:
+        browser.send("Emulation.clearDeviceMetricsOverride")
+
+
+def test_the_api_page_works_without_a_network(server, browser):
+    """/docs is drawn from the server's own files: every resource the page loads comes from it."""
+    browser.send("Page.navigate", url=server + "/docs")
+    browser.wait(lambda: browser.eval("document.querySelectorAll('.opblock').length") >= 8, 60)
+    loaded = browser.eval("performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(u.startswith(server) for u in loaded), loaded
+    assert "/api/v1/moves" in browser.eval("document.body.textContent")

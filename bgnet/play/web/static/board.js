@@ -1,18 +1,40 @@
 // The play page. The server is the judge of every move: this script draws the state it sends
 // (from the player's side: points 1..24, player's checkers positive, the bot's negative), sends
 // each click or action, and shows the answer. No libraries, nothing loaded from elsewhere.
+//
+// The board is drawn in one set of coordinates, "landscape" (the player's home board bottom
+// right, the tray on the right). On a narrow screen it is drawn taller and turned a quarter turn
+// (the tray at the bottom, the player's home board bottom left), so that points are wide enough
+// to touch; its texts are turned back so that they read upright.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const W = 46, R = 21, TOP = 20, BOTTOM = 480, BAR_X = 296, BAR_W = 44, TRAY_X = 644;
 const BAR = 25, OFF = 0;
+const NARROW = 600;  // px: below this width the board is drawn upright (portrait)
+const STEP_MS = 260;  // one step of the bot's move, animated
 const $ = (id) => document.getElementById(id);
 
+// Two geometries (units of the drawing): W point width, R checker radius, M margin for the
+// point numbers, H height, STACK checkers drawn on a point before a count, LEFT board's left
+// edge, BAR_W bar width, GAP from the board to the tray, TRAY_W the tray, FONT point numbers.
+const WIDE = { W: 46, R: 21, M: 20, H: 500, STACK: 5, LEFT: 20, BAR_W: 44, GAP: 28, TRAY_W: 80, FONT: 12, portrait: false };
+const TALL = { W: 44, R: 20, M: 28, H: 420, STACK: 4, LEFT: 14, BAR_W: 40, GAP: 14, TRAY_W: 84, FONT: 16, portrait: true };
+
+let G = geometry(WIDE);  // the geometry in use
 let state = null;      // the last state the server sent
 let selected = null;   // the point a checker was picked from
 let dragFrom = null;   // set between pressing on a checker and releasing
 let shownLog = 0;      // log lines of this game already shown (the server counts them)
 let busy = false;
+let animation = null;  // the bot's move being shown in motion (a token; null when none)
+let shownBotMove = null;  // id of the bot's last move already shown
+let loaded = false;    // a state has been shown (the one found on opening the page is not animated)
+let boardRoot = null;  // the group everything on the board is drawn in
+
+function geometry(g) {
+  const BAR_X = g.LEFT + 6 * g.W, RIGHT = BAR_X + g.BAR_W, END = RIGHT + 6 * g.W, TRAY_X = END + g.GAP;
+  return Object.assign({}, g, { BAR_X, RIGHT, END, TRAY_X, WIDTH: TRAY_X + g.TRAY_W, MID: g.H / 2, LEN: g.H / 2 - g.M - 22 });
+}
 
 // ---- talking to the server ------------------------------------------------------------------
 
@@ -33,33 +55,42 @@ async function api(method, path, body) {
   return data;
 }
 
+function answered() {
+  window.bgnetAnswers = (window.bgnetAnswers || 0) + 1;  // answers received, errors included
+}
+
 async function act(action, body) {
   if (!state || busy) return;
   busy = true;
+  selected = null;
+  finishAnimation();
   try {
     show(await api("POST", `/api/v1/games/${state.id}/${action}`, body || {}));
   } catch (e) {
     say(e.message, true);
     if (e.status === 404) localStorage.removeItem("bgnet-game");
+    if (state && !animation) draw();
   } finally {
     busy = false;
-    selected = null;
-    if (state) { draw(); controls(); }
-    window.bgnetAnswers = (window.bgnetAnswers || 0) + 1;  // answers received, errors included
+    if (state) controls();
+    answered();
   }
 }
 
-async function newGame(length) {
+async function newGame(length, jacoby) {
   busy = true;
+  finishAnimation();
   try {
-    show(await api("POST", "/api/v1/games", { match_length: length }));
+    const body = { match_length: length };
+    if (jacoby && length === 0) body.jacoby = true;
+    show(await api("POST", "/api/v1/games", body));
     localStorage.setItem("bgnet-game", state.id);
   } catch (e) {
     say(e.message, true);
   } finally {
     busy = false;
     if (state) controls();
-    window.bgnetAnswers = (window.bgnetAnswers || 0) + 1;
+    answered();
   }
 }
 
@@ -71,7 +102,7 @@ async function resume() {
       return;
     } catch (e) { localStorage.removeItem("bgnet-game"); }
   }
-  await newGame(0);
+  await newGame(0, false);
 }
 
 // ---- showing a state --------------------------------------------------------------------------
@@ -98,7 +129,15 @@ function show(s) {
   const news = s.log.slice(s.log.length - newCount);
   shownLog = s.log_count;
   say(statusText(s, news));
-  draw();
+  if (fresh) showKind(s);
+  askResign(null);
+  // A bot's move not shown before is played out on the board, checker by checker.
+  const last = s.bot_moves.length ? s.bot_moves[s.bot_moves.length - 1].id : null;
+  const animate = loaded && last !== null && (last !== shownBotMove || fresh);
+  shownBotMove = last === null ? shownBotMove : last;
+  loaded = true;
+  if (animate) animateBotMoves(s);
+  else draw();
   controls();
   hintBox();
 }
@@ -107,11 +146,36 @@ function statusText(s, news) {
   let text = news.slice(-3).join(" ");
   if (s.game_over) return text;
   if (s.turn === "you") {
-    if (s.phase === "move") text += s.steps.length ? ` Played so far: ${s.steps_notation}.` : " Your move: click a checker, then where it goes.";
+    if (s.phase === "move") text += s.steps.length ? ` Played so far: ${s.steps_notation}.` : " Your move: pick a checker, then one of the marked points.";
     else if (s.phase === "roll") text += " Roll or double.";
-    else if (s.phase === "doubled") text += " Take or drop?";
+    else if (s.phase === "doubled") text += ` ${s.names.bot} offers the cube at ${s.cube.offered}: take or drop?`;
   }
   return text.trim();
+}
+
+// The "New" form shows the kind of game being played, until the person changes it.
+function showKind(s) {
+  const sel = $("length"), value = String(s.match_length);
+  if (![...sel.options].some((o) => o.value === value)) {
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = `${value}-point match`;
+    sel.appendChild(o);
+  }
+  sel.value = value;
+  $("jacoby").checked = Boolean(s.jacoby);
+  jacobyAllowed();
+}
+
+function jacobyAllowed() {
+  const money = $("length").value === "0";
+  $("jacoby").disabled = !money;
+  if (!money) $("jacoby").checked = false;
+}
+
+function kindText(s) {
+  if (s.match_length) return `${s.match_length}-point match`;
+  return s.jacoby ? "money game, Jacoby rule" : "money game";
 }
 
 function controls() {
@@ -132,36 +196,112 @@ function controls() {
   $("mid").textContent = s.match_id || "-";
   $("save").href = `/api/v1/games/${s.id}/mat`;
   $("players").textContent = `${s.names.you} (light) against ${s.names.bot} (dark)`;
-  const len = s.match_length ? `${s.match_length}-point match` : "money";
-  $("score").textContent = `${len}: ${s.names.you} ${s.score.you}, ${s.names.bot} ${s.score.bot}; pips ${s.pips.you} to ${s.pips.bot}` +
+  $("score").textContent = `${kindText(s)}: ${s.names.you} ${s.score.you}, ${s.names.bot} ${s.score.bot}` +
     (s.crawford ? " (Crawford game)" : "") + (s.match_over ? " - match over" : "");
+  $("pips").textContent = `Pips: ${s.names.you} ${s.pips.you}, ${s.names.bot} ${s.pips.bot}`;
 }
 
+function signed(x) { return (x >= 0 ? "+" : "") + x.toFixed(3); }
+function pct(x) { return (100 * x).toFixed(1); }
+
+// The hint: a table of the best moves (a click on a row plays it), or the cube advice in lines.
+// A column of cubeful equities appears when the server sends them.
 function hintBox() {
   const box = $("hint-box"), h = state.hint;
   box.hidden = !h;
   box.innerHTML = "";
   if (!h) return;
-  if (h.moves) {
-    const title = document.createElement("div");
-    title.textContent = `${h.legal_moves} legal move${h.legal_moves === 1 ? "" : "s"}; the best by ${h.by || "the legal order"}:`;
-    box.appendChild(title);
-    const table = document.createElement("table");
-    h.moves.forEach((m, i) => {
-      const tr = table.insertRow();
-      const win = m.probabilities ? `${(100 * m.probabilities.win).toFixed(1)}%` : "";
-      for (const text of [`${i + 1}.`, m.notation, m.equity === null ? "" : (m.equity >= 0 ? "+" : "") + m.equity.toFixed(3), win]) {
-        tr.insertCell().textContent = text;
-      }
-    });
-    box.appendChild(table);
-  } else {
+  if (!h.moves) {
     for (const line of h.text) {
       const div = document.createElement("div");
       div.textContent = line;
       box.appendChild(div);
     }
+    return;
   }
+  const playable = canPlay();
+  const title = document.createElement("div");
+  const depth = h.ply === null || h.ply === undefined ? "" : ` at ${h.ply}-ply`;
+  title.textContent = `${h.legal_moves} legal move${h.legal_moves === 1 ? "" : "s"}; the best by ${h.by || "the legal order"}${depth}` +
+    (playable ? " (click a row to play it):" : ":");
+  box.appendChild(title);
+  const wrap = document.createElement("div");
+  wrap.className = "scroll";
+  const table = document.createElement("table");
+  table.id = "hint-table";
+  const cubeful = h.moves.some((m) => m.cubeful_equity !== null && m.cubeful_equity !== undefined);
+  const probs = h.moves.some((m) => m.probabilities);
+  // [heading, what it means, class]
+  const cols = [["#", "rank", "rank"], ["Move", "", "move"], ["Equity", "cubeless money equity after the move", "num"]];
+  if (cubeful) cols.push(["Cubeful", "cubeful equity after the move", "num"]);
+  cols.push(["Diff", "equity minus the best move's", "num"]);
+  if (probs) cols.push(["Win", "win %", "num"], ["W g", "win a gammon or backgammon %", "num"], ["W bg", "win a backgammon %", "num bg"],
+    ["L g", "lose a gammon or backgammon %", "num"], ["L bg", "lose a backgammon %", "num bg"]);
+  const head = table.createTHead().insertRow();
+  for (const [text, what, cls] of cols) {
+    const th = document.createElement("th");
+    th.textContent = text;
+    th.scope = "col";
+    th.className = cls;
+    if (what) th.title = what;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  const best = h.moves[0].equity;
+  h.moves.forEach((m, i) => {
+    const tr = body.insertRow();
+    tr.className = "hint-row";
+    tr.dataset.move = m.notation;
+    const cells = [`${i + 1}.`, m.notation, m.equity === null ? "" : signed(m.equity)];
+    if (cubeful) cells.push(m.cubeful_equity === null || m.cubeful_equity === undefined ? "" : signed(m.cubeful_equity));
+    cells.push(i === 0 || m.equity === null || best === null ? "" : (m.equity - best).toFixed(3));
+    if (probs) {
+      const p = m.probabilities;
+      cells.push(...(p ? [pct(p.win), pct(p.win_gammon), pct(p.win_backgammon), pct(p.lose_gammon), pct(p.lose_backgammon)] : ["", "", "", "", ""]));
+    }
+    cells.forEach((text, k) => {
+      const td = tr.insertCell();
+      td.textContent = text;
+      td.className = cols[k][2];
+    });
+    if (playable) {
+      tr.tabIndex = 0;
+      tr.title = `play ${m.notation}`;
+      tr.addEventListener("click", () => act("move", { move: m.notation }));
+      tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); act("move", { move: m.notation }); } });
+    }
+  });
+  wrap.appendChild(table);
+  box.appendChild(wrap);
+  if (probs) {
+    const note = document.createElement("div");
+    note.className = "note";
+    note.textContent = "Chances in %; gammons count backgammons too.";
+    box.appendChild(note);
+  }
+}
+
+function canPlay() {
+  return state && state.turn === "you" && state.phase === "move" && !state.game_over;
+}
+
+// ---- resigning: asked first, then sent -------------------------------------------------------
+
+const RESULT = { single: 1, gammon: 2, backgammon: 3 };
+const RESULT_WORDS = { single: "a single game", gammon: "a gammon", backgammon: "a backgammon" };
+
+function askResign(kind) {
+  const box = $("resign-confirm");
+  if (!kind || !state || state.game_over) { box.hidden = true; return; }
+  const c = state.cube;
+  // What the bot would win: the cube's value times the result (a gammon counts single under the
+  // Jacoby rule while the cube has not been turned).
+  const mult = state.jacoby && c.value === 1 ? 1 : RESULT[kind];
+  const points = mult * c.value;
+  $("resign-question").textContent = `Resign ${RESULT_WORDS[kind]}? You lose ${points} point${points === 1 ? "" : "s"} if ${state.names.bot} accepts.`;
+  box.dataset.kind = kind;
+  box.hidden = false;
+  $("resign-yes").focus();
 }
 
 // ---- the board --------------------------------------------------------------------------------
@@ -174,88 +314,278 @@ function el(name, attrs, parent, text) {
   return e;
 }
 
+// Text that reads upright in either orientation, centred on (x, y).
+function label(parent, x, y, text, attrs) {
+  const a = Object.assign({ x, y, "text-anchor": "middle", "dominant-baseline": "central" }, attrs || {});
+  if (G.portrait) a.transform = `rotate(-90 ${x} ${y})`;
+  return el("text", a, parent, text);
+}
+
 // Column 0..11 left to right; the top row holds points 13..24, the bottom row 12..1.
-function columnX(c) { return c < 6 ? 20 + c * W : BAR_X + BAR_W + (c - 6) * W; }
-function pointPlace(p) {
-  return p >= 13 ? { c: p - 13, top: true } : { c: 12 - p, top: false };
+function columnX(c) { return c < 6 ? G.LEFT + c * G.W : G.RIGHT + (c - 6) * G.W; }
+function pointPlace(p) { return p >= 13 ? { c: p - 13, top: true } : { c: 12 - p, top: false }; }
+
+// The centre of the k-th checker (from the edge) on point p (1..24), the bar (25 yours, "bot"
+// the bot's) or the tray (0 yours, "botoff" the bot's).
+function spot(p, k) {
+  if (p === BAR) return { x: G.BAR_X + G.BAR_W / 2, y: G.MID + G.R + 22 + Math.min(k, 3) * (2 * G.R - 8) };
+  if (p === "bot") return { x: G.BAR_X + G.BAR_W / 2, y: G.MID - G.R - 22 - Math.min(k, 3) * (2 * G.R - 8) };
+  if (p === OFF) return { x: G.TRAY_X + 30, y: G.H - G.M - 8 };
+  if (p === "botoff") return { x: G.TRAY_X + 30, y: G.M + 8 };
+  const { c, top } = pointPlace(p), cx = columnX(c) + G.W / 2, j = Math.min(k, G.STACK - 1);
+  return { x: cx, y: top ? G.M + G.R + j * 2 * G.R : G.H - G.M - G.R - j * 2 * G.R };
 }
 
-function checker(g, cx, cy, mine, label) {
-  el("circle", { cx, cy, r: R, fill: mine ? "var(--light)" : "var(--dark)", stroke: mine ? "#8a7d66" : "#000", "stroke-width": 1.5, class: mine ? "checker mine" : "checker theirs" }, g);
-  if (label) el("text", { x: cx, y: cy + 5, "text-anchor": "middle", "font-size": 15, "font-weight": "bold", fill: mine ? "#222" : "#eee" }, g, label);
+function checker(g, cx, cy, mine, text) {
+  el("circle", { cx, cy, r: G.R, fill: mine ? "var(--light)" : "var(--dark)", stroke: mine ? "#8a7d66" : "#000", "stroke-width": 1.5, class: mine ? "checker mine" : "checker theirs" }, g);
+  if (text) label(g, cx, cy, text, { "font-size": 16, "font-weight": "bold", fill: mine ? "#222" : "#eee" });
 }
 
-function draw() {
+function view(s) { return { points: s.points.slice(), bar: Object.assign({}, s.bar), off: Object.assign({}, s.off), pips: s.pips }; }
+
+// Draw the board: the state's, or ``v`` (a board on the way through the bot's move).
+function draw(v, extra) {
+  G = geometry($("table").clientWidth < NARROW ? TALL : WIDE);
   const svg = $("board"), s = state;
+  v = v || view(s);
+  extra = extra || {};
   svg.innerHTML = "";
-  el("rect", { x: 0, y: 0, width: 636, height: 500, fill: "var(--wood)", rx: 8 }, svg);
-  el("rect", { x: 20, y: TOP, width: 6 * W, height: BOTTOM - TOP, fill: "var(--felt)" }, svg);
-  el("rect", { x: BAR_X + BAR_W, y: TOP, width: 6 * W, height: BOTTOM - TOP, fill: "var(--felt)" }, svg);
-  for (let p = 1; p <= 24; p++) drawPoint(svg, p, s.points[p]);
-  drawBar(svg, s);
-  drawTrays(svg, s);
-  drawCube(svg, s);
-  drawDice(svg, s);
+  svg.setAttribute("viewBox", G.portrait ? `0 0 ${G.H} ${G.WIDTH}` : `0 0 ${G.WIDTH} ${G.H}`);
+  svg.classList.toggle("portrait", G.portrait);
+  const defs = el("defs", {}, svg);
+  const marker = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 5, markerHeight: 5, orient: "auto-start-reverse" }, defs);
+  el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "var(--accent)" }, marker);
+  const root = el("g", G.portrait ? { transform: `translate(${G.H} 0) rotate(90)` } : {}, svg);
+  boardRoot = root;
+  el("rect", { x: 0, y: 0, width: G.TRAY_X - 8, height: G.H, fill: "var(--wood)", rx: 8 }, root);
+  el("rect", { x: G.LEFT, y: G.M, width: 6 * G.W, height: G.H - 2 * G.M, fill: "var(--felt)" }, root);
+  el("rect", { x: G.RIGHT, y: G.M, width: 6 * G.W, height: G.H - 2 * G.M, fill: "var(--felt)" }, root);
+  const dests = destinations();
+  for (let p = 1; p <= 24; p++) drawPoint(root, p, v.points[p], dests.includes(p));
+  drawBar(root, v);
+  drawTray(root, v, dests.includes(OFF));
+  drawCube(root, s);
+  drawDice(root, s, extra.botDice);
+  if (extra.marks !== false) drawBotMarks(root, s);
+  if (selected !== null) drawTargets(root, v, dests);
+  window.bgnetLayout = G.portrait ? "portrait" : "landscape";
 }
 
-function drawPoint(svg, p, n) {
-  const { c, top } = pointPlace(p), x = columnX(c), cx = x + W / 2;
-  const g = el("g", { class: "point" + (selected === p ? " sel" : ""), id: `pt-${p}`, "data-point": p }, svg);
-  el("rect", { x, y: top ? TOP : 250, width: W, height: 230, fill: "transparent" }, g);
-  const tip = top ? TOP + 190 : BOTTOM - 190, base = top ? TOP : BOTTOM;
-  el("polygon", { points: `${x + 1},${base} ${x + W - 1},${base} ${cx},${tip}`, fill: p % 2 ? "#c9b48a" : "#8c3b2e" }, g);
-  el("text", { x: cx, y: top ? 14 : 495, "text-anchor": "middle", "font-size": 11, fill: "#f0e6d0" }, svg, p);
+function destinations() {
+  if (selected === null || !state || !state.destinations) return [];
+  return state.destinations[String(selected)] || [];
+}
+
+function drawPoint(root, p, n, dest) {
+  const { c, top } = pointPlace(p), x = columnX(c), cx = x + G.W / 2;
+  const g = el("g", { class: "point" + (selected === p ? " sel" : "") + (dest ? " dest" : ""), id: `pt-${p}`, "data-point": p }, root);
+  // The whole half column, its number included, takes a click.
+  el("rect", { x, y: top ? 0 : G.MID, width: G.W, height: G.MID, fill: "transparent", class: "hit" }, g);
+  const tip = top ? G.M + G.LEN : G.H - G.M - G.LEN, base = top ? G.M : G.H - G.M;
+  el("polygon", { points: `${x + 1},${base} ${x + G.W - 1},${base} ${cx},${tip}`, fill: p % 2 ? "#c9b48a" : "#8c3b2e" }, g);
+  label(g, cx, top ? G.M / 2 : G.H - G.M / 2, p, { "font-size": G.FONT, fill: "#f0e6d0", class: "label point-number" });
   const count = Math.abs(n);
-  for (let k = 0; k < Math.min(count, 5); k++) {
-    const cy = top ? TOP + R + k * 2 * R : BOTTOM - R - k * 2 * R;
-    checker(g, cx, cy, n > 0, k === 4 && count > 5 ? String(count) : "");
+  for (let k = 0; k < Math.min(count, G.STACK); k++) {
+    const { x: sx, y: sy } = spot(p, k);
+    checker(g, sx, sy, n > 0, k === G.STACK - 1 && count > G.STACK ? String(count) : "");
   }
 }
 
-function drawBar(svg, s) {
-  const cx = BAR_X + BAR_W / 2;
-  const mine = el("g", { class: "point" + (selected === BAR ? " sel" : ""), id: "pt-25", "data-point": BAR }, svg);
-  el("rect", { x: BAR_X, y: 270, width: BAR_W, height: 190, fill: "transparent" }, mine);
-  for (let k = 0; k < Math.min(s.bar.you, 4); k++) checker(mine, cx, 300 + k * 32, true, k === 3 && s.bar.you > 4 ? String(s.bar.you) : "");
-  const theirs = el("g", { id: "bar-bot" }, svg);
-  for (let k = 0; k < Math.min(s.bar.bot, 4); k++) checker(theirs, cx, 200 - k * 32, false, k === 3 && s.bar.bot > 4 ? String(s.bar.bot) : "");
+function drawBar(root, v) {
+  const mine = el("g", { class: "point" + (selected === BAR ? " sel" : ""), id: "pt-25", "data-point": BAR }, root);
+  el("rect", { x: G.BAR_X, y: G.MID, width: G.BAR_W, height: G.MID - G.M, fill: "transparent", class: "hit" }, mine);
+  for (let k = 0; k < Math.min(v.bar.you, 4); k++) {
+    const { x, y } = spot(BAR, k);
+    checker(mine, x, y, true, k === 3 && v.bar.you > 4 ? String(v.bar.you) : "");
+  }
+  const theirs = el("g", { id: "bar-bot" }, root);
+  for (let k = 0; k < Math.min(v.bar.bot, 4); k++) {
+    const { x, y } = spot("bot", k);
+    checker(theirs, x, y, false, k === 3 && v.bar.bot > 4 ? String(v.bar.bot) : "");
+  }
 }
 
-function drawTrays(svg, s) {
-  el("rect", { x: TRAY_X - 4, y: 0, width: 80, height: 500, fill: "var(--wood)", rx: 8 }, svg);
-  el("rect", { x: TRAY_X, y: TOP, width: 60, height: 206, fill: "#4a3320" }, svg);
-  const off = el("g", { class: "point tray", id: "pt-0", "data-point": OFF }, svg);
-  el("rect", { x: TRAY_X, y: 274, width: 60, height: 206, fill: "#4a3320" }, off);
-  for (let k = 0; k < s.off.bot; k++) el("rect", { x: TRAY_X + 6, y: TOP + 4 + k * 13, width: 48, height: 11, rx: 3, fill: "var(--dark)", stroke: "#000" }, svg);
-  for (let k = 0; k < s.off.you; k++) el("rect", { x: TRAY_X + 6, y: BOTTOM - 15 - k * 13, width: 48, height: 11, rx: 3, fill: "var(--light)", stroke: "#8a7d66" }, off);
-  el("text", { x: TRAY_X + 30, y: 244, "text-anchor": "middle", "font-size": 13, fill: "#ddd", id: "pips-bot" }, svg, `${s.pips.bot}`);
-  el("text", { x: TRAY_X + 30, y: 264, "text-anchor": "middle", "font-size": 13, fill: "#fff", id: "pips-you" }, svg, `${s.pips.you}`);
+// The borne-off checkers in the tray, each side's pip count labelled in its own half.
+function drawTray(root, v, dest) {
+  const half = G.MID - G.M - 46, pitch = Math.min(13, half / 15), h = pitch - 2;
+  el("rect", { x: G.TRAY_X - 4, y: 0, width: G.TRAY_W, height: G.H, fill: "var(--wood)", rx: 8 }, root);
+  el("rect", { x: G.TRAY_X, y: G.M, width: 60, height: half + 6, fill: "#4a3320", id: "tray-bot" }, root);
+  const off = el("g", { class: "point tray" + (dest ? " dest" : ""), id: "pt-0", "data-point": OFF }, root);
+  el("rect", { x: G.TRAY_X, y: G.H - G.M - half - 6, width: 60, height: half + 6, fill: "#4a3320", class: "hit" }, off);
+  for (let k = 0; k < v.off.bot; k++) el("rect", { x: G.TRAY_X + 6, y: G.M + 3 + k * pitch, width: 48, height: h, rx: 2, fill: "var(--dark)", stroke: "#000" }, root);
+  for (let k = 0; k < v.off.you; k++) el("rect", { x: G.TRAY_X + 6, y: G.H - G.M - 3 - h - k * pitch, width: 48, height: h, rx: 2, fill: "var(--light)", stroke: "#8a7d66" }, off);
+  const s = state, dy = G.portrait ? 38 : 20, size = G.portrait ? 14 : 13;
+  label(root, G.TRAY_X + 30, G.MID - dy, `pips ${v.pips.bot}`, { "font-size": size, fill: "#ddd", id: "pips-bot", class: "label pips", "aria-label": `${s.names.bot}: ${v.pips.bot} pips` });
+  label(root, G.TRAY_X + 30, G.MID + dy, `pips ${v.pips.you}`, { "font-size": size, fill: "#fff", "font-weight": "bold", id: "pips-you", class: "label pips", "aria-label": `${s.names.you}: ${v.pips.you} pips` });
 }
 
-function drawCube(svg, s) {
-  const y = s.cube.owner === "bot" ? 24 : s.cube.owner === "you" ? 440 : 232;
-  const g = el("g", { id: "cube" }, svg);
-  el("rect", { x: BAR_X + 4, y, width: 36, height: 36, rx: 5, fill: "#f7f3ea", stroke: "#333" }, g);
-  el("text", { x: BAR_X + 22, y: y + 24, "text-anchor": "middle", "font-size": 17, "font-weight": "bold", fill: "#222" }, g, s.cube.owner === "centre" && s.cube.value === 1 ? "64" : String(s.cube.value));
+function cubeAt(root, cx, cy, size, value, attrs) {
+  const g = el("g", attrs, root);
+  el("rect", { x: cx - size / 2, y: cy - size / 2, width: size, height: size, rx: 5, fill: "#f7f3ea", stroke: "#333", "stroke-width": 1.5 }, g);
+  label(g, cx, cy, String(value), { "font-size": size * 0.5, "font-weight": "bold", fill: "#222" });
+  return g;
+}
+
+// The cube on the bar (at its owner's side, or centred at 64); a cube offered is drawn turned to
+// the value offered, in the middle of the doubler's half of the board.
+function drawCube(root, s) {
+  const c = s.cube, cx = G.BAR_X + G.BAR_W / 2, size = Math.min(36, G.BAR_W - 6);
+  if (c.offered && !s.game_over) {
+    const x = c.offered_by === "bot" ? G.LEFT + 3 * G.W : G.RIGHT + 3 * G.W;
+    cubeAt(root, x, G.MID, 50, c.offered, { id: "cube", class: "offered", "data-value": c.offered, "data-owner": "offered", "data-offered-by": c.offered_by });
+    return;
+  }
+  const y = c.owner === "bot" ? G.M + size / 2 + 4 : c.owner === "you" ? G.H - G.M - size / 2 - 4 : G.MID;
+  cubeAt(root, cx, y, size, c.owner === "centre" && c.value === 1 ? 64 : c.value, { id: "cube", "data-value": c.value, "data-owner": c.owner });
 }
 
 const PIPS = { 1: [[0, 0]], 2: [[-1, -1], [1, 1]], 3: [[-1, -1], [0, 0], [1, 1]], 4: [[-1, -1], [1, -1], [-1, 1], [1, 1]], 5: [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]], 6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]] };
 
-function drawDice(svg, s) {
-  if (!s.dice || s.game_over || s.phase !== "move") return;
+function die(root, x, y, size, d, light, cls) {
+  const g = el("g", { class: cls, "data-value": d }, root);
+  el("rect", { x, y, width: size, height: size, rx: 6, fill: light ? "#fffaf0" : "#2b1d14", stroke: "#111" }, g);
+  for (const [dx, dy] of PIPS[d]) el("circle", { cx: x + size / 2 + dx * size / 4, cy: y + size / 2 + dy * size / 4, r: size / 11, fill: light ? "#111" : "#eee" }, g);
+  return g;
+}
+
+// The dice: the bot's last roll in its half (the left) until you roll, yours in the right half
+// (a used die fades).
+function drawDice(root, s, botDice) {
+  const bot = botDice || (s.bot_moves.length && !s.game_over && !s.cube.offered ? s.bot_moves[s.bot_moves.length - 1].dice : null);
+  if (bot) {
+    const size = 40, x0 = G.LEFT + 3 * G.W - size - 5;
+    bot.forEach((d, i) => die(root, x0 + i * (size + 10), G.MID - size / 2, size, d, false, "die bot"));
+  }
+  if (botDice || !s.dice || s.game_over || s.phase !== "move" || s.on_roll !== "you") return;
   const all = s.dice[0] === s.dice[1] ? [s.dice[0], s.dice[0], s.dice[0], s.dice[0]] : [Math.max(...s.dice), Math.min(...s.dice)];
-  const left = s.turn === "you" ? [...s.dice_left] : [];
-  const size = all.length === 4 ? 32 : 40;
-  const x0 = s.on_roll === "you" ? 420 : 80;
+  const left = [...s.dice_left];
+  const sz = all.length === 4 ? 32 : 40;
+  const x0 = G.RIGHT + 3 * G.W - (all.length * (sz + 8) - 8) / 2;
   all.forEach((d, i) => {
     const k = left.indexOf(d);
-    const used = s.on_roll === "you" && k < 0;
+    const used = k < 0;
     if (k >= 0) left.splice(k, 1);
-    const g = el("g", { class: "die" + (used ? " used" : ""), opacity: used ? 0.35 : 1 }, svg);
-    const x = x0 + i * (size + 10), y = 250 - size / 2;
-    el("rect", { x, y, width: size, height: size, rx: 6, fill: s.on_roll === "you" ? "#fffaf0" : "#2b1d14", stroke: "#111" }, g);
-    for (const [dx, dy] of PIPS[d]) el("circle", { cx: x + size / 2 + dx * size / 4, cy: y + size / 2 + dy * size / 4, r: size / 11, fill: s.on_roll === "you" ? "#111" : "#eee" }, g);
+    const g = die(root, x0 + i * (sz + 8), G.MID - sz / 2, sz, d, true, "die you" + (used ? " used" : ""));
+    if (used) g.setAttribute("opacity", 0.35);
   });
+}
+
+// Where a step of the bot's move starts and ends on the drawing ("bot" its bar, "botoff" its tray).
+function botPoint(p) { return p === 25 ? "bot" : p === 0 ? "botoff" : 25 - p; }
+function pointOf(p) { return p === "bot" ? 25 : p === "botoff" ? 0 : p; }
+
+function count(v, p) {
+  if (p === "bot") return v.bar.bot;
+  if (p === "botoff" || p === OFF || p === BAR) return 0;
+  return Math.abs(v.points[p]);
+}
+
+// The steps of a move joined where one checker goes on (13/9 9/6 is one checker, 13/6): lists
+// of the points each checker passes, numbered from the bot's side.
+function chains(steps) {
+  const out = [];
+  for (const st of steps) {
+    const open = out.find((c) => c[c.length - 1] === st.from && c.open);
+    if (open) open.push(st.to);
+    else { const c = [st.from, st.to]; c.open = true; out.push(c); }
+    if (st.hit) out.forEach((c) => { if (c[c.length - 1] === st.to) c.open = false; });
+  }
+  return out;
+}
+
+// The bot's last move: each checker's start ringed (dashed), its end ringed, an arrow between.
+function drawBotMarks(root, s) {
+  if (!s.bot_moves.length || s.steps.length) return;
+  const m = s.bot_moves[s.bot_moves.length - 1];
+  const marks = el("g", { id: "bot-move", "data-move": m.notation, "pointer-events": "none" }, root);
+  const v = view(s);
+  const hits = new Set(m.steps.filter((st) => st.hit).map((st) => st.to));
+  for (const chain of chains(m.steps)) {
+    const a = botPoint(chain[0]), b = botPoint(chain[chain.length - 1]);
+    const from = spot(a, Math.min(count(v, a), G.STACK - 1)), to = spot(b, Math.max(count(v, b) - 1, 0));
+    const via = chain.slice(1, -1).map((p) => spot(botPoint(p), Math.max(count(v, botPoint(p)), 0)));
+    const path = [from, ...via, to].map((q) => `${q.x},${q.y}`).join(" ");
+    const hit = chain.slice(1).some((p) => hits.has(p));
+    el("circle", { cx: from.x, cy: from.y, r: G.R - 2, class: "bot-from", "data-point": pointOf(a), fill: "none" }, marks);
+    el("polyline", { points: path, class: "bot-arrow" + (hit ? " hit" : ""), fill: "none", "marker-end": "url(#arrow)" }, marks);
+    el("circle", { cx: to.x, cy: to.y, r: G.R + 2, class: "bot-to" + (hit ? " hit" : ""), "data-point": pointOf(b), fill: "none" }, marks);
+  }
+}
+
+// Where the picked checker may go: a dot on each point it may reach (the tray to bear off); a
+// ring round the top checker of a stack too tall to show a free place.
+function drawTargets(root, v, dests) {
+  const g = el("g", { id: "targets", "pointer-events": "none" }, root);
+  for (const p of dests) {
+    const n = p === OFF ? 0 : v.points[p];
+    const full = n >= G.STACK;
+    const at = p === OFF ? spot(OFF, 0) : spot(p, n < 0 ? 0 : Math.min(n, G.STACK - 1));
+    el("circle", { cx: at.x, cy: at.y, r: full ? G.R + 2 : G.R * 0.55, class: full ? "target ring" : "target", "data-point": p }, g);
+  }
+}
+
+// ---- the bot's move, in motion ------------------------------------------------------------------
+
+function applyStep(v, st, back) {
+  const a = botPoint(st.from), b = botPoint(st.to);
+  const take = (p, d) => { if (p === "bot") v.bar.bot += d; else if (p === "botoff") v.off.bot += d; else v.points[p] -= d; };
+  if (!back) {
+    take(a, -1);
+    if (st.hit) { v.points[b] = 0; v.bar.you += 1; }
+    take(b, 1);
+  } else {
+    take(b, -1);
+    if (st.hit) { v.points[b] = 1; v.bar.you -= 1; }
+    take(a, 1);
+  }
+}
+
+function sleep(ms) { return new Promise((ok) => setTimeout(ok, ms)); }
+
+// The board as it was before the bot's moves, then each checker sliding to its point; the last
+// drawing is the state's own, with the move marked.
+async function animateBotMoves(s) {
+  const reduce = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  if (reduce) { draw(); return; }
+  const token = {};
+  animation = token;
+  window.bgnetAnimating = true;
+  const v = view(s);
+  for (const m of s.bot_moves.slice().reverse()) for (const st of m.steps.slice().reverse()) applyStep(v, st, true);
+  try {
+    for (const m of s.bot_moves) {
+      draw(v, { botDice: m.dice, marks: false });
+      await sleep(STEP_MS);
+      for (const st of m.steps) {
+        if (animation !== token) return;
+        const a = botPoint(st.from), b = botPoint(st.to);
+        const start = spot(a, Math.max(count(v, a) - 1, 0));
+        const lifted = view(v);
+        if (a === "bot") lifted.bar.bot -= 1; else lifted.points[a] += 1;
+        const end = spot(b, st.hit ? 0 : count(v, b));
+        draw(lifted, { botDice: m.dice, marks: false });
+        const ghost = el("circle", { cx: start.x, cy: start.y, r: G.R, fill: "var(--dark)", stroke: "var(--accent)", "stroke-width": 2, class: "ghost" }, boardRoot);
+        const t0 = performance.now();
+        while (animation === token) {
+          const f = Math.min(1, (performance.now() - t0) / STEP_MS);
+          ghost.setAttribute("cx", start.x + (end.x - start.x) * f);
+          ghost.setAttribute("cy", start.y + (end.y - start.y) * f);
+          if (f >= 1) break;
+          await new Promise((ok) => requestAnimationFrame(ok));
+        }
+        applyStep(v, st, false);
+      }
+    }
+  } finally {
+    if (animation === token) finishAnimation();
+  }
+}
+
+function finishAnimation() {
+  if (animation === null) return;
+  animation = null;
+  window.bgnetAnimating = false;
+  if (state) draw();
 }
 
 // ---- clicks and drags -------------------------------------------------------------------------
@@ -263,7 +593,7 @@ function drawDice(svg, s) {
 function pointAt(x, y) {
   let e = document.elementFromPoint(x, y);
   while (e && e !== document.body) {
-    if (e.dataset && e.dataset.point !== undefined) return Number(e.dataset.point);
+    if (e.dataset && e.dataset.point !== undefined && e.tagName.toLowerCase() === "g") return Number(e.dataset.point);
     e = e.parentNode;
   }
   return null;
@@ -278,18 +608,30 @@ function canPick() {
   return state && !busy && state.turn === "you" && state.phase === "move" && !state.game_over;
 }
 
+function movable(p) { return Boolean((state.destinations || {})[String(p)]); }
+
 function onDown(ev) {
+  if (animation) { finishAnimation(); return; }
   if (!canPick()) return;
   const p = pointAt(ev.clientX, ev.clientY);
   if (p === null) return;
   ev.preventDefault();
   if (selected === null) {
-    if (!mineAt(p)) { say(p === OFF ? "Pick a checker first, then click the tray to bear it off." : "Click one of your checkers (the light ones) first.", true); return; }
+    if (!mineAt(p)) { say(p === OFF ? "Pick a checker first, then click the tray to bear it off." : "Pick one of your checkers (the light ones) first.", true); return; }
+    if (!movable(p)) {
+      say(state.bar.you > 0 && p !== BAR ? "Your checker on the bar must enter first: pick it." : "That checker cannot move with the dice left.", true);
+      return;
+    }
     selected = p;
     dragFrom = p;
+    say(`From ${p === BAR ? "the bar" : p}: the marked points are where it may go.`);
     draw();
   } else if (p === selected) {
     selected = null;
+    draw();
+  } else if (mineAt(p) && movable(p) && !destinations().includes(p)) {
+    selected = p;  // another checker picked instead
+    dragFrom = p;
     draw();
   } else {
     act("step", { from: selected, to: p });
@@ -313,16 +655,29 @@ function wire() {
   for (const b of document.querySelectorAll("#controls button")) {
     b.addEventListener("click", () => act(b.dataset.action));
   }
-  $("resign").addEventListener("click", () => act("resign", { kind: $("resign-kind").value }));
+  $("resign").addEventListener("click", () => askResign($("resign-kind").value));
+  $("resign-yes").addEventListener("click", () => {
+    const kind = $("resign-confirm").dataset.kind;
+    askResign(null);
+    act("resign", { kind });
+  });
+  $("resign-no").addEventListener("click", () => { askResign(null); say("Not resigned: play on."); });
   $("typed").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const text = $("move-text").value.trim();
     if (text) act("move", { move: text }).then(() => { if (!$("message").classList.contains("error")) $("move-text").value = ""; });
   });
-  $("new-match").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(Number($("length").value)); });
+  $("length").addEventListener("change", jacobyAllowed);
+  $("new-match").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(Number($("length").value), $("jacoby").checked); });
   for (const b of document.querySelectorAll("button.copy")) {
     b.addEventListener("click", () => copy($(b.dataset.copy).textContent));
   }
+  let portrait = null;
+  window.addEventListener("resize", () => {
+    const now = $("table").clientWidth < NARROW;
+    if (state && now !== portrait && !animation) draw();
+    portrait = now;
+  });
 }
 
 function copy(text) {
@@ -338,5 +693,6 @@ function copy(text) {
   }
 }
 
+window.bgnetAnimating = false;
 wire();
 resume();
