@@ -18,26 +18,35 @@ from bgnet.errors import EXIT_INTERRUPTED, EXIT_USAGE, require
 
 
 def _cmd_moves(argv: list[str]) -> int:
-    """``bgnet moves POSITION [DICE]``: a header, then every legal move with its next Position ID
-    (the opponent on roll). POSITION is a Position ID or an XGID; an XGID with dice needs no
-    DICE. A person's mistake is one line on standard error and exit code 2."""
+    """``bgnet moves POSITION [DICE]``: a header, then every legal move with the next position
+    (the opponent on roll), written as ``--format`` asks (Position IDs by default, whatever
+    POSITION's format). POSITION is a Position ID, ``POSITIONID:MATCHID`` or an XGID; one that
+    carries dice needs no DICE. A person's mistake is
+    one line on standard error and exit code 2."""
     from bgnet.arguments import ArgumentParser
     from bgnet.engine.api import game_over, legal_moves
     from bgnet.errors import BadArgument
+    from bgnet.formats.position import FORMATS, after_move_context, read_position, write_position
 
     p = ArgumentParser(prog="bgnet moves", description="List every legal move of a position.",
                        examples=("bgnet moves 4HPwATDgc/ABMA 31",
-                                 "bgnet moves XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"))
-    p.add_argument("position", help="GNU Backgammon Position ID (14 characters) or an XGID, the player "
-                                    "on roll to move")
-    p.add_argument("dice", nargs="?", help="the roll, e.g. 31 or 3-1 (optional with an XGID that has dice)")
+                                 "bgnet moves 4HPwATDgc/ABMA:cInlACAAIAAE",
+                                 "bgnet moves XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10 "
+                                 "--format xgid"))
+    p.add_argument("position", help="the player on roll to move: a GNU Backgammon Position ID (14 "
+                                    "characters), POSITIONID:MATCHID, or an XGID")
+    p.add_argument("dice", nargs="?", help="the roll, e.g. 31 or 3-1 (optional when the position "
+                                           "carries dice)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="how to write the positions: position-id (the default), gnubg-id "
+                        "(POSITIONID:MATCHID) or xgid")
 
     def one_line_error(message: str):
         raise BadArgument(message)
 
     a = p.parse_args(argv)
     try:
-        board, pid, xgid_dice = _read_position(a.position)
+        pos = read_position(a.position)
     except ValueError as e:
         one_line_error(str(e))
     if a.dice is not None:
@@ -45,39 +54,38 @@ def _cmd_moves(argv: list[str]) -> int:
         if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(a.dice.strip()) > 3:
             one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {a.dice!r}")
         d1, d2 = int(digits[0]), int(digits[1])
-    elif xgid_dice is not None:
-        d1, d2 = xgid_dice
+    elif pos.dice() is not None:
+        d1, d2 = pos.dice()
     else:
         one_line_error("give the dice after the position, e.g. 'bgnet moves 4HPwATDgc/ABMA 31'")
     d1, d2 = max(d1, d2), min(d1, d2)
-    head = f"position {pid}  dice {d1}{d2}"
-    if game_over(board):
+    fmt = a.format or "position-id"
+    ctx = pos.context_or_default().replace(dice=(d1, d2), double_offered=False)
+    ctx = ctx.replace(turn=ctx.player_on_roll)
+    after_ctx = after_move_context(ctx)
+    pid = write_position(pos.board, None, "position-id")
+    head = f"position {write_position(pos.board, ctx, fmt)}  dice {d1}{d2}"
+    if game_over(pos.board):
         print(f"{head}: the game is over (a side has borne off all its checkers)")
         return 0
+
+    def shown(next_id: str) -> str:
+        if fmt == "position-id":
+            return next_id
+        from bgnet.engine.position_id import board_from_position_id
+
+        return write_position(board_from_position_id(next_id), after_ctx, fmt)
+
     moves = legal_moves(pid, d1, d2)
     if moves[0][0] == "":
         print(f"{head}: no legal move, the turn passes")
-        print(f"next position, the opponent on roll: {moves[0][1]}")
+        print(f"next position, the opponent on roll: {shown(moves[0][1])}")
         return 0
     print(f"{head}: {len(moves)} legal move{'s' if len(moves) != 1 else ''} "
-          "(next Position IDs have the opponent on roll)")
+          "(next positions have the opponent on roll)")
     for i, (text, next_id) in enumerate(moves, 1):
-        print(f"{i:4d}. {text:<28s} {next_id}")
+        print(f"{i:4d}. {text:<28s} {shown(next_id)}")
     return 0
-
-
-def _read_position(text: str):
-    """``(board, Position ID, dice or None)`` of a Position ID or an XGID (ValueError if neither)."""
-    from bgnet.engine.position_id import board_from_position_id, position_id
-    from bgnet.formats.xgid import PREFIX, board_and_context_from_xgid
-
-    text = text.strip()
-    if text.upper().startswith(PREFIX) or text.count(":") >= 9:
-        board, ctx = board_and_context_from_xgid(text if text.upper().startswith(PREFIX) else PREFIX + text)
-        dice = tuple(int(d) for d in ctx.dice) if ctx.dice and all(ctx.dice) else None
-        return board, position_id(board), dice
-    board = board_from_position_id(text)
-    return board, position_id(board), None
 
 
 def _cmd_eval(argv: list[str]) -> int:
@@ -126,6 +134,12 @@ def _cmd_serve_external(argv: list[str]) -> int:
     from bgnet.play.external import serve_main
 
     return serve_main(argv)
+
+
+def _cmd_ubgi(argv: list[str]) -> int:
+    from bgnet.play.ubgi import ubgi_main
+
+    return ubgi_main(argv)
 
 
 def _cmd_rollout(argv: list[str]) -> int:
@@ -187,6 +201,7 @@ COMMANDS = {
     "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
     "serve": (_cmd_serve, "play a bot in the browser and query it over HTTP (--bot, --port; wildbg's /move)"),
     "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
+    "ubgi": (_cmd_ubgi, "run a bot as a UBGI engine on standard input and output (--bot, --ply)"),
     "rollout": (_cmd_rollout, "roll out a position or the candidate moves of a roll (--trials N)"),
     "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
     "widen": (_cmd_widen, "widen a hidden layer of a checkpoint's net, same function, to train on (--contact N)"),

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
-from bgnet.errors import BadArgument, UserError
+from bgnet.errors import BadArgument, BadInputFile
+from bgnet.formats.position import FORMATS as POSITION_FORMATS
 
 BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
             "PATH@PLY), or gnubg:N, pubeval, random")
@@ -54,29 +56,28 @@ def parse_dice(text: str) -> tuple[int, int]:
 
 
 def parse_position(text: str, match_id: str | None):
-    """(board, MatchContext or None) of a Position ID, ``POSITIONID:MATCHID`` or an XGID."""
-    from bgnet.engine import board_from_position_id
-    from bgnet.formats.match_id import match_context_from_id
-    from bgnet.formats.xgid import board_and_context_from_xgid
+    """(board, MatchContext or None) of a Position ID, ``POSITIONID:MATCHID`` or an XGID (the one
+    reader of :mod:`bgnet.formats.position`); a bad one is a :class:`BadArgument`."""
+    from bgnet.formats.position import read_position
 
-    text = text.strip()
     try:
-        if text.upper().startswith("XGID=") or text.count(":") >= 5:
-            if match_id:
-                raise BadArgument("an XGID carries its own cube and score: give no Match ID with it")
-            return board_and_context_from_xgid(text)
-        if ":" in text:
-            text, _, mid = text.partition(":")
-            if match_id and mid != match_id:
-                raise BadArgument("two different Match IDs given")
-            match_id = mid
-        board = board_from_position_id(text)
-        ctx = match_context_from_id(match_id) if match_id else None
-    except UserError:
-        raise
+        pos = read_position(text, match_id)
     except ValueError as e:
         raise BadArgument(str(e)) from None
-    return board, ctx
+    return pos.board, pos.context
+
+
+def show_position(position_id: str, match_id: str | None, fmt: str | None) -> str:
+    """A position an output shows, written as ``--format`` asks (None: as it is given, a
+    Position ID followed by its Match ID when there is one)."""
+    if fmt is None:
+        return position_id + (f":{match_id}" if match_id else "")
+    from bgnet.engine.position_id import board_from_position_id
+    from bgnet.formats.match_id import match_context_from_id
+    from bgnet.formats.position import write_position
+
+    ctx = match_context_from_id(match_id) if match_id else None
+    return write_position(board_from_position_id(position_id), ctx, fmt)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,6 +112,9 @@ def rollout_parser() -> argparse.ArgumentParser:
                    help="play bear-offs out instead of using the exact database")
     p.add_argument("--json", metavar="PATH", type=output_file_arg,
                    help="also write the result to this JSON file")
+    p.add_argument("--format", choices=POSITION_FORMATS,
+                   help="write the position as position-id, gnubg-id (POSITIONID:MATCHID) or xgid "
+                        "(default: its Position ID, and its Match ID apart)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -172,7 +176,7 @@ def _rollout(argv: list[str]) -> int:
         from bgnet.formats.match_id import match_id
 
         result.match_id = match_id(ctx)
-    print(format_rollout(result))
+    print(format_rollout(result, a.format))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result.to_dict(), f, indent=2)
@@ -181,8 +185,9 @@ def _rollout(argv: list[str]) -> int:
     return 0
 
 
-def format_rollout(r) -> str:
-    """The rollout as a few lines of text."""
+def format_rollout(r, fmt: str | None = None) -> str:
+    """The rollout as a few lines of text; ``fmt`` writes the position in that format (see
+    :func:`show_position`)."""
     s = r.settings
     head = (f"rollout by {r.bot}: {s.trials} trials, seed {s.seed}"
             + (f", truncated at {s.truncate} plies" if s.truncate is not None else "")
@@ -192,7 +197,10 @@ def format_rollout(r) -> str:
              "\ncubeless: equities as if there were no cube (money play); --cubeful plays the cube "
              "in the trials and adds cubeful equities")
     lines = [head]
-    if r.dice:
+    if fmt is not None:
+        shown = show_position(r.results[0].position_id, r.match_id, fmt)
+        lines.append(f"{shown} to play {r.dice[0]}{r.dice[1]}" if r.dice else f"position {shown}")
+    elif r.dice:
         lines.append(f"{r.results[0].position_id} to play {r.dice[0]}{r.dice[1]}"
                      + (f", Match ID {r.match_id}" if r.match_id else ""))
     else:
@@ -226,15 +234,22 @@ def analyze_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="bgnet analyze",
                        examples=("bgnet eval gnubg:0 pubeval --games 20 --save-mat s.mat",
                                  "bgnet analyze s.mat --bot gnubg:0 --html s.html --json s.json",
+                                 "bgnet analyze match.sgf --format xgid",
                                  "bgnet eval bgnet-default pubeval --match 5 --matches 4 --save-mat m.mat "
                                  "&& bgnet analyze m.mat --html m.html"),
                 description="Judge every checker play and cube decision of a match or money session "
-                            "(.mat) with a bot: errors, luck, per-player error rates and ratings.")
-    p.add_argument("file", metavar="FILE", nargs="+", help=FILES_HELP)
+                            "(.mat or GNU Backgammon's .sgf) with a bot: errors, luck, per-player "
+                            "error rates and ratings.")
+    p.add_argument("file", metavar="FILE", nargs="+", help=FILES_HELP + "; .sgf files as GNU "
+                   "Backgammon saves matches too")
     p.add_argument("--bot", help=BOT_HELP.replace("plays", "judges"))
     p.add_argument("--ply", type=int, help="search depth of the judge")
-    p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule")
+    p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule "
+                   "(.mat files; a .sgf file says its rules itself)")
     p.add_argument("--top", type=int, default=10, help="list this many biggest mistakes (default 10)")
+    p.add_argument("--format", choices=POSITION_FORMATS,
+                   help="write the mistakes' positions as position-id, gnubg-id (the default: "
+                        "POSITIONID:MATCHID) or xgid")
     p.add_argument("--json", metavar="PATH", type=output_file_arg,
                    help="write the whole analysis to this JSON file")
     p.add_argument("--html", metavar="PATH", type=output_file_arg,
@@ -262,6 +277,11 @@ def _analyze(argv: list[str]) -> int:
     if a.top < 0:
         raise BadArgument(f"--top must be 0 or more; got {a.top}")
     files = expand(a.file)
+    sgf = [f for f in files if is_sgf(f)]
+    if sgf and a.jacoby:
+        raise BadArgument("--jacoby is for .mat files: a .sgf file says whether the Jacoby rule was "
+                          "played (RU[Jacoby])")
+    records = {f: read_sgf_file(f) for f in sgf}
     spec = bot_spec(a.bot, a.ply)
     bot = load(spec)
     try:
@@ -269,13 +289,14 @@ def _analyze(argv: list[str]) -> int:
     except ValueError as e:
         raise BadArgument(str(e)) from None
     try:
-        results = [analyse_file(f, judge, progress=not a.quiet, jacoby=a.jacoby) for f in files]
+        results = [analyse_file(f, judge, progress=not a.quiet, jacoby=a.jacoby) if f not in records
+                   else _analyse_record(records[f], judge, f, progress=not a.quiet) for f in files]
     finally:
         bot.close()
     for r in results:
         r.bot = spec
     result = results[0] if len(results) == 1 else Report(results)
-    print(format_summary(result, a.top))
+    print(reformat_ids(format_summary(result, a.top), a.format))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result.to_dict(a.top), f, indent=1)
@@ -287,3 +308,63 @@ def _analyze(argv: list[str]) -> int:
         write_html(result, a.html)
         print(f"written to {a.html}")
     return 0
+
+
+def is_sgf(path: str) -> bool:
+    """Whether the file holds SGF (GNU Backgammon's ``.sgf``) rather than ``.mat`` text: its name
+    ends in ``.sgf`` or its first non-blank character opens a game tree."""
+    if path.lower().endswith(".sgf"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.startswith(b"(")
+
+
+def read_sgf_file(path: str):
+    """The :class:`~bgnet.engine.game.MatchRecord` of a ``.sgf`` file; a file that cannot be used
+    is a :class:`BadInputFile` naming it and the line."""
+    from bgnet.formats.sgf import load_sgf
+
+    try:
+        record = load_sgf(path)
+    except (IsADirectoryError, PermissionError) as e:
+        raise BadInputFile(f"cannot read {path!r}: {e}") from None
+    except ValueError as e:
+        raise BadInputFile(f"{path}: {e}") from None
+    if not record.games or not any(g.actions for g in record.games):
+        raise BadInputFile(f"{path}: the file holds no game")
+    return record
+
+
+def _analyse_record(record, judge, name: str, progress: bool):
+    from bgnet.analyze.analysis import analyse_record
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        total = sum(1 for g in record.games for act in g.actions if act.kind == "move")
+        bar = tqdm(total=total, desc="analyse", unit="move", smoothing=0.1)
+    try:
+        return analyse_record(record, judge, name, bar.update if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+_GNUBG_ID_RE = re.compile(r"\(([A-Za-z0-9+/]{14}):([A-Za-z0-9+/]{12})\)")
+
+
+def reformat_ids(text: str, fmt: str | None) -> str:
+    """``text`` with every ``(POSITIONID:MATCHID)`` it shows written in format ``fmt`` (unchanged
+    for None).
+
+    >>> reformat_ids("best '8/5 6/5'  (4HPwATDgc/ABMA:cIkFAAAAAAAE)", "xgid")
+    "best '8/5 6/5'  (XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10)"
+    """
+    if fmt is None:
+        return text
+    return _GNUBG_ID_RE.sub(lambda m: f"({show_position(m.group(1), m.group(2), fmt)})", text)

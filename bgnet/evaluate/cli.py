@@ -25,7 +25,8 @@ def eval_main(argv: list[str]) -> int:
                   "bgnet eval runs/my-run/checkpoints/latest.pt@1 gnubg:0 --cube --games 400 "
                   "--json out.json",
                   "bgnet eval checkpoints/bgnet-default.onnx gnubg:0 --match 7 --matches 100 "
-                  "--save-mat games/m.mat"),
+                  "--save-mat games/m.mat",
+                  "bgnet eval bgnet-default pubeval --match 5 --matches 1 --save-sgf m.sgf"),
     )
     p.add_argument("a", metavar="A", help=BOT_HELP)
     p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
@@ -42,6 +43,9 @@ def eval_main(argv: list[str]) -> int:
                    help="save the games as GNU Backgammon / Jellyfish .mat files: money games "
                         "as one session in FILE.mat, matches one file each (FILE-001.mat, ...; "
                         "FILE.mat itself for a single match)")
+    p.add_argument("--save-sgf", metavar="FILE.sgf", type=output_file_arg,
+                   help="save the games as GNU Backgammon .sgf files (load match), named as "
+                        "--save-mat names them")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
     p.add_argument("--json", metavar="PATH", type=output_file_arg,
                    help="also write the result to this JSON file")
@@ -107,10 +111,13 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
         p.error(f"--batch must be at least 1; got {a.batch}")
     if a.workers < 1:
         p.error(f"--workers must be at least 1; got {a.workers}")
-    if a.workers > 1 and (a.match is not None or a.cube or a.save_mat):
-        p.error("--workers splits cubeless money games only (not --match, --cube or --save-mat)")
+    if a.workers > 1 and (a.match is not None or a.cube or a.save_mat or a.save_sgf):
+        p.error("--workers splits cubeless money games only (not --match, --cube, --save-mat or "
+                "--save-sgf)")
     if a.save_mat and not a.save_mat.endswith(".mat"):
         p.error(f"--save-mat takes a file name ending in .mat; got {a.save_mat!r}")
+    if a.save_sgf and not a.save_sgf.endswith(".sgf"):
+        p.error(f"--save-sgf takes a file name ending in .sgf; got {a.save_sgf!r}")
     if a.match is None and not a.no_duplicate and a.games % 2:
         a.games += 1
         print(f"duplicate dice play games in pairs: playing {a.games} games", file=sys.stderr)
@@ -121,7 +128,7 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     from bgnet.evaluate import cube_play
     from bgnet.evaluate.results import COLUMNS, MatchPlayResult, MoneyCubeResult
 
-    duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat), a.quiet
+    duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat or a.save_sgf), a.quiet
     result: MatchPlayResult | MoneyCubeResult
     if a.match is not None:
         result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
@@ -144,10 +151,12 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
 
         return play_games(bot_a, bot_b, a.games, seed=a.seed, duplicate=duplicate, batch=a.batch,
                           progress=not quiet)
-    paths = result.save_mat(a.save_mat) if keep else []
-    if paths:
+    for kind, path in ((".mat", a.save_mat), (".sgf", a.save_sgf)):
+        if not path:
+            continue
+        paths = result.save_mat(path) if kind == ".mat" else _save_sgf(result.records, path)
         shown = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1]}"
-        print(f"saved {len(paths)} .mat file{'s' if len(paths) > 1 else ''}: {shown}")
+        print(f"saved {len(paths)} {kind} file{'s' if len(paths) > 1 else ''}: {shown}")
     if a.match is None and not a.cube:
         from bgnet.evaluate.match import summarize
 
@@ -156,6 +165,22 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
         return summarize(result.points, result.rows[:, COLUMNS.index("moves")],
                          result.seconds, result.bot_a, result.bot_b, a.seed, duplicate)
     return result
+
+
+def _save_sgf(records, path: str) -> list:
+    """The games as ``.sgf`` files, one a match (or one money session): ``path`` itself for one,
+    else numbered from 1 next to it (``out.sgf`` -> ``out-001.sgf``, ...), as ``--save-mat``."""
+    from pathlib import Path
+
+    from bgnet.formats.sgf import save_sgf
+
+    assert records is not None, "games to save are played with keep_records"
+    out = Path(path)
+    if len(records) == 1:
+        return [save_sgf(records[0], out)]
+    width = max(3, len(str(len(records))))
+    return [save_sgf(r, out.with_name(f"{out.stem}-{i:0{width}d}{out.suffix}"))
+            for i, r in enumerate(records, 1)]
 
 
 ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",

@@ -12,11 +12,12 @@ asks for:
 * when doubled: ``take`` or ``drop`` (``pass``);
 * at any time: ``resign [single|gammon|backgammon]``, ``hint [N]`` (the bot's view: its top moves
   with equities and probabilities, or its cube advice), ``board``, ``help``, ``save FILE.mat``,
-  ``quit`` (which offers to save).
+  ``save FILE.sgf``, ``quit`` (which offers to save).
 
 The bot moves, doubles, takes and drops by :class:`~bgnet.play.advisor.Advisor`; the rules, the
 Crawford game and the score are :class:`~bgnet.engine.game.Match`'s. With ``--save`` the match is
-written as a ``.mat`` file (which GNU Backgammon imports) after every game and when you quit.
+written after every game and when you quit: a ``.mat`` file (which GNU Backgammon imports), or
+GNU Backgammon's own ``.sgf`` when the name ends so (``load match``).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ Commands:
   resign [single|gammon|backgammon]   offer to resign (default single)
   hint [N]          the bot's N best moves with equities and probabilities, or its cube advice
   board             show the board again
-  save FILE.mat     save the match so far (GNU Backgammon imports .mat files)
+  save FILE.mat     save the match so far (GNU Backgammon imports .mat; FILE.sgf: its own format)
   quit              stop playing (you are asked whether to save)
 You are X and move from 24 down to 1; the bot is O."""
 
@@ -364,8 +365,9 @@ class PlaySession:
         self.save(" ".join(args) if args else self.save_path)
 
     def save(self, path) -> bool:
-        """Write the match as ``.mat`` to ``path``; a file this session did not write is only
-        replaced when the person confirms. Returns whether it was saved; errors are shown."""
+        """Write the match to ``path``, as ``.sgf`` when its name ends so and ``.mat`` otherwise; a
+        file this session did not write is only replaced when the person confirms. Returns
+        whether it was saved; errors are shown."""
         p = Path(str(path)).expanduser()
         if p.exists() and p.resolve() not in self._saved:
             answer = self.read_line(f"{p} exists. Replace it? [y/N]> ")
@@ -373,7 +375,12 @@ class PlaySession:
                 self.write("Not saved.")
                 return False
         try:
-            save_mat(self.match, p)
+            if p.suffix.lower() == ".sgf":
+                from bgnet.formats.sgf import save_sgf
+
+                save_sgf(self.match, p)
+            else:
+                save_mat(self.match, p)
         except (OSError, ValueError) as e:
             self.write(f"Could not save to {p}: {e}")
             return False
@@ -521,7 +528,8 @@ def play_main(argv: list[str]) -> int:
     p.add_argument("--jacoby", action="store_true", help="money play with the Jacoby rule")
     p.add_argument("--seed", type=seed_arg, help="seed of the dice, from 0 up (default: random)")
     p.add_argument("--save", metavar="FILE.mat", type=output_file_arg,
-                   help="save the match there after every game and on quitting")
+                   help="save the match there after every game and on quitting (FILE.sgf: GNU "
+                        "Backgammon's own format)")
     p.add_argument("--name", type=_check_name, default="You", help="your name in the saved match")
     p.add_argument("--hints", type=_positive, default=5, help="moves shown by hint (default 5)")
     a = p.parse_args(argv)

@@ -2,8 +2,9 @@
 
 Two ways to give a position:
 
-* bgnet's API: a GNU Backgammon Position ID (the side to move on roll) or an XGID (which also
-  carries the cube, the score and possibly the dice);
+* bgnet's API: a GNU Backgammon Position ID (the side to move on roll), ``POSITIONID:MATCHID`` or
+  an XGID (the last two also carry the cube, the score and possibly the dice), read alike by
+  :func:`bgnet.formats.position.read_position` whichever parameter holds them;
 * wildbg's API: checker counts ``p0`` .. ``p25`` from the side to move ("x"): ``p1`` .. ``p24``
   are x's points 1..24, x's checkers positive and the opponent's negative; ``p25`` is x's bar
   (0..15) and ``p0`` the opponent's bar (-15..0). Checkers not on the board are borne off.
@@ -18,7 +19,7 @@ import re
 
 import numpy as np
 
-from bgnet.engine import board_from_position_id, position_id
+from bgnet.engine import position_id
 from bgnet.engine.board import NUM_CHECKERS, check_board
 from bgnet.nn.probs import OUTPUTS
 from bgnet.play.web.service import ApiError
@@ -47,32 +48,21 @@ def parse_dice(text: str) -> tuple[int, int]:
     return check_die(int(m[1]), "the first die"), check_die(int(m[2]), "the second die")
 
 
-def board_from_pid(pid: str) -> np.ndarray:
-    try:
-        return board_from_position_id(pid.strip())
-    except ValueError as e:
-        raise bad(f"position_id {pid!r}: {e}") from None
-
-
-def board_from_xgid(text: str):
-    """(board with the player on roll in ``board[1]``, MatchContext) of an XGID."""
-    from bgnet.formats.xgid import board_and_context_from_xgid
-
-    try:
-        return board_and_context_from_xgid(text.strip())
-    except ValueError as e:
-        raise bad(f"xgid {text!r}: {e}") from None
-
-
 def one_position(position_id_: str | None, xgid_: str | None):
-    """(board, MatchContext or None) from exactly one of a Position ID and an XGID."""
+    """(board, MatchContext or None) from exactly one of the parameters ``position_id`` and
+    ``xgid``; either takes a Position ID, ``POSITIONID:MATCHID`` or an XGID."""
+    from bgnet.formats.position import read_position
+
     if (position_id_ is None) == (xgid_ is None):
-        raise bad("give the position as exactly one of position_id (GNU Backgammon Position ID) "
-                  "and xgid")
-    if position_id_ is not None:
-        return board_from_pid(position_id_), None
-    assert xgid_ is not None  # exactly one of the two was given
-    return board_from_xgid(xgid_)
+        raise bad("give the position as exactly one of position_id (a GNU Backgammon Position ID, "
+                  "POSITIONID:MATCHID or an XGID) and xgid")
+    name, text = ("position_id", position_id_) if position_id_ is not None else ("xgid", xgid_)
+    assert text is not None  # exactly one of the two was given
+    try:
+        pos = read_position(text)
+    except ValueError as e:
+        raise bad(f"{name} {text!r}: {e}") from None
+    return pos.board, pos.context
 
 
 def board_from_wildbg(points: dict[str, int]) -> np.ndarray:
