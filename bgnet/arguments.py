@@ -2,8 +2,8 @@
 argument types and parser the verbs use.
 
 :func:`user_error_code` says whether an exception is a person's mistake (a
-:class:`bgnet.errors.UserError`, a missing file, or one of the library's own ``ValueError``
-subclasses in :data:`USER_ERRORS`) and with which exit code; :func:`error_line` is its message on
+:class:`bgnet.errors.UserError`, the base of every such error class in the library, or a missing
+file) and with which exit code; :func:`error_line` is its message on
 one line. :class:`ArgumentParser` raises :class:`~bgnet.errors.BadArgument` instead of printing
 its usage, and ends its help with examples. :func:`seed_arg`, :func:`device_arg`,
 :func:`output_file_arg` and :func:`output_dir_arg` check arguments before any work starts, and
@@ -16,32 +16,17 @@ from __future__ import annotations
 import argparse
 import os
 
-from bgnet.errors import EXIT_INPUT, EXIT_USAGE, BadArgument, BadInputFile, UserError
-
-# The library's own exceptions that mean a person's mistake, by dotted class name (matching by
-# name keeps this module light: checking for them imports neither torch nor onnxruntime). A
-# class that becomes a UserError subclass is matched by that first, with its own exit code.
-USER_ERRORS = {
-    "bgnet.nn.checkpoint.CheckpointError": EXIT_INPUT,  # a checkpoint that cannot be read
-    "bgnet.bots.onnx_eval.BotFileError": EXIT_INPUT,  # an exported bot that cannot be read
-    "bgnet.export.onnx_export.ExportError": EXIT_INPUT,  # a checkpoint whose net cannot be exported
-    "bgnet.train.config.ConfigError": EXIT_USAGE,  # a training setting out of range
-    "bgnet.engine.notation.IllegalMoveError": EXIT_USAGE,  # a move that cannot be played
-    "bgnet.play.external.ProtocolError": EXIT_USAGE,  # a board line that cannot be read
-}
+from bgnet.errors import EXIT_INPUT, BadArgument, BadInputFile, UserError
 
 
 def user_error_code(exc: BaseException) -> int | None:
-    """The exit code of an exception that means a person's mistake; None for anything else
-    (a bug, which should keep its traceback)."""
+    """The exit code of an exception that means a person's mistake (a
+    :class:`~bgnet.errors.UserError`, whose class says its code, or a missing file); None for
+    anything else (a bug, which should keep its traceback)."""
     if isinstance(exc, UserError):
         return exc.exit_code
     if isinstance(exc, FileNotFoundError):
         return EXIT_INPUT  # the verbs check their output folders first: a missing file is an input
-    for cls in type(exc).__mro__:
-        code = USER_ERRORS.get(f"{cls.__module__}.{cls.__qualname__}")
-        if code is not None:
-            return code
     return None
 
 

@@ -1,8 +1,8 @@
 """The ``bgnet`` command: one subcommand (verb) per thing a user does.
 
 :func:`main` is the one place where a person's mistakes become messages: an exception that means
-one (a :class:`bgnet.errors.UserError`, a missing file, or one of the library's own
-``ValueError`` subclasses listed in :data:`bgnet.arguments.USER_ERRORS`) is printed as one line,
+one (a :class:`bgnet.errors.UserError`, which every such error class of the library derives
+from, or a missing file) is printed as one line,
 ``bgnet VERB: error: MESSAGE``, and the command exits with the code of its kind (see
 :mod:`bgnet.errors`). Any other exception is a bug and keeps its traceback.
 

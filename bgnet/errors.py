@@ -10,8 +10,9 @@ and exits with the code of its kind, the same in every verb:
   corrupt, of the wrong kind, or one that would need running code to load;
 * ``130``: interrupted (Ctrl-C).
 
-Library code raises the exception classes below (or its own ``ValueError`` subclasses, which
-the command maps to the same codes); it never calls ``sys.exit`` itself.
+Library code raises the exception classes below or its own subclasses of them (every error class
+that means a person's mistake derives from :class:`UserError`, so its class says its exit code);
+it never calls ``sys.exit`` itself.
 """
 from __future__ import annotations
 

@@ -45,13 +45,15 @@ from numba import njit
 
 from bgnet.engine.board import as_board, check_die
 from bgnet.engine.movegen import generate
+from bgnet.errors import BadArgument
 
 BAR_POINT = 25
 OFF_POINT = 0
 
 
-class IllegalMoveError(ValueError):
-    """A typed move that is not legal in the position; the message says why in plain words."""
+class IllegalMoveError(BadArgument):
+    """A typed move that is not legal in the position; the message says why in plain words (a
+    person's mistake: a ``ValueError`` too, exit 2 on a command line)."""
 
 
 # ---------------------------------------------------------------------------------------------

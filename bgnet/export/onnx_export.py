@@ -46,8 +46,9 @@ OPSET = 17
 IR_VERSION = 8  # the oldest IR that opset 17 allows: readable by older onnxruntime releases
 
 
-class ExportError(ValueError):
-    """A net that cannot be exported (an unknown layer) or metadata that cannot be stored."""
+class ExportError(BadInputFile):
+    """A net that cannot be exported (an unknown layer) or metadata that cannot be stored: the
+    checkpoint handed to export is at fault (exit 3)."""
 
 
 class _Graph:

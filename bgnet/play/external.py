@@ -57,8 +57,9 @@ MAX_VALUE = 2**31 - 1  # no field of a real board line comes near: larger ones a
 MAX_CHECKERS = 15
 
 
-class ProtocolError(ValueError):
-    """A board line that cannot be read; the message says which field and why."""
+class ProtocolError(BadArgument):
+    """A board line that cannot be read; the message says which field and why (a ``ValueError``
+    too; exit 2 where a command line meets it)."""
 
 
 @dataclass(frozen=True)
