@@ -72,7 +72,7 @@ def ray_overrides(a, workers: int, run_dir: str) -> list[str]:
 
 def warm_up(parallel: int) -> None:
     """Compile (or load) the numba kernels once, so that workers find them in the cache."""
-    from bgnet.bots.net import NetEvaluator
+    from bgnet.bots.torch_eval import NetEvaluator
     from bgnet.nn.model import ValueNet
     from bgnet.train.selfplay import SelfPlayPool
 

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from shipped_net import torch_net
 
-from bgnet.bots.net import NetEvaluator
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.nn.model import ValueNet
 from bgnet.train.app import CONFIG_DIR
 from bgnet.train.loop import set_threads, train

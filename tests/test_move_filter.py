@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
-from bgnet.bots.net import NetBot, NetEvaluator
+from bgnet.bots.net import NetBot
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.movegen import generate_batch
 from bgnet.engine.sampling import sample_positions
 from bgnet.nn.encode import race_mask

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bgnet.bots.net import NetBot, NetEvaluator, SearchSettings
+from bgnet.bots.net import NetBot, SearchSettings
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.movegen import generate
 from bgnet.engine.sampling import sample_positions
 from bgnet.nn.model import ValueNet

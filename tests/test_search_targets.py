@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from test_train import config
 
-from bgnet.bots.net import ROLL_WEIGHTS, ROLLS, NetBot, NetEvaluator
+from bgnet.bots.net import ROLL_WEIGHTS, ROLLS, NetBot
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.movegen import generate
 from bgnet.engine.sampling import sample_positions
 from bgnet.nn.model import ValueNet

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 
-from bgnet.bots.net import NetEvaluator
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.nn.model import SplitValueNet, ValueNet, net_from_config
 from bgnet.train.config import ConfigError, RunConfig, load_config
 from bgnet.train.learn import concat_games, searcher_for, set_threads, with_search_targets

@@ -184,7 +184,7 @@ def searcher_for(net: torch.nn.Module, device: str, bearoff: bool, move_filter: 
     the λ-returns they are mixed with, and with ``move_filter`` above 0 each roll's reply is the
     best of the moves the filter keeps, as in self-play
     (:class:`bgnet.train.move_filter.FilteredOnePly`)."""
-    from bgnet.bots.net import NetEvaluator
+    from bgnet.bots.torch_eval import NetEvaluator
 
     ev = NetEvaluator(net, device)
     if hasattr(ev, "bearoff"):

@@ -15,11 +15,12 @@ import numpy as np
 import torch
 from torch.func import functional_call, jacrev
 
-from bgnet.bots.net import NetEvaluator, money_equity
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate
 from bgnet.nn.encode import encode, game_results, race_mask
 from bgnet.nn.model import SplitValueNet
+from bgnet.nn.probs import equity as money_equity
 
 # flip as a linear map plus offset: flip(p) = F p + c
 _PERM = [0, 3, 4, 1, 2]

@@ -18,10 +18,12 @@ from numba import njit
 
 from bgnet.bearoff import is_bearoff
 from bgnet.bots.evaluator import afterstates_of, parent_rows
-from bgnet.bots.net import NetEvaluator, money_equity, segment_argmax
+from bgnet.bots.simple import segment_argmax
+from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.board import start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
+from bgnet.nn.probs import equity as money_equity
 from bgnet.nn.probs import flip
 from bgnet.train.move_filter import MoveFilter, valued_equity
 

@@ -66,7 +66,7 @@ class LocalSource:
     trained itself (so :meth:`sync` has nothing to do), its dice drawn from ``rng``."""
 
     def __init__(self, net: torch.nn.Module, device: str, train: TrainConfig, rng: np.random.Generator):
-        from bgnet.bots.net import NetEvaluator
+        from bgnet.bots.torch_eval import NetEvaluator
 
         self.rng = rng
         self.net, self.device = net, device
