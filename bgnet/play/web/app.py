@@ -33,6 +33,7 @@ from bgnet.play.web.schema import (
     Moves,
     WildbgEval,
     WildbgMoves,
+    only,
 )
 from bgnet.play.web.service import ApiError, BotService
 
@@ -42,23 +43,6 @@ STATIC = Path(__file__).with_name("static")
 
 # ---------------------------------------------------------------------------------------------
 # checks shared by the routes
-
-
-def only(*names: str):
-    """A dependency that refuses query parameters other than ``names`` (400, naming them)."""
-    allowed = frozenset(names)
-
-    def check(request: Request) -> None:
-        unknown = sorted(set(request.query_params) - allowed)
-        if unknown:
-            raise ApiError(400, f"unknown query parameter{'s' if len(unknown) > 1 else ''} "
-                                f"{', '.join(unknown)}; this endpoint takes "
-                                f"{', '.join(sorted(allowed, key=_natural)) or 'none'}")
-    return check
-
-
-def _natural(name: str):
-    return (name.rstrip("0123456789"), int(name[len(name.rstrip("0123456789")):] or -1))
 
 
 def _validation_message(exc: RequestValidationError) -> str:

@@ -34,7 +34,7 @@ from bgnet.play import terminal
 from bgnet.play.terminal import BOT, DONE, HUMAN, PlaySession
 from bgnet.play.web import clickmove
 from bgnet.play.web.positions import probs_dict
-from bgnet.play.web.schema import ERRORS, GameAction, GameState, NewGame
+from bgnet.play.web.schema import ERRORS, GameAction, GameState, NewGame, only
 from bgnet.play.web.service import ApiError
 
 MAX_LOG = 200
@@ -395,8 +395,6 @@ class GameStore:
 
     # -- routes ----------------------------------------------------------------------------------
     def add_routes(self, app: FastAPI) -> None:
-        from bgnet.play.web.app import only
-
         call = self.service.call
         gid_p = Path(..., description="the game's id, as POST /api/v1/games gave it",
                      max_length=64)

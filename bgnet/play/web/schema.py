@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+
+from bgnet.play.web.service import ApiError
 
 MAX_MATCH = 64
 MAX_NAME = 40
@@ -299,5 +302,28 @@ class GameState(_Answer):
     hint: Hint | None
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# query parameters
+
+
+def only(*names: str):
+    """A dependency that refuses query parameters other than ``names`` (400, naming them)."""
+    allowed = frozenset(names)
+
+    def check(request: Request) -> None:
+        unknown = sorted(set(request.query_params) - allowed)
+        if unknown:
+            raise ApiError(400, f"unknown query parameter{'s' if len(unknown) > 1 else ''} "
+                                f"{', '.join(unknown)}; this endpoint takes "
+                                f"{', '.join(sorted(allowed, key=_natural)) or 'none'}")
+    return check
+
+
+def _natural(name: str):
+    return (name.rstrip("0123456789"), int(name[len(name.rstrip("0123456789")):] or -1))
+
+
 __all__ = ["Message", "ERRORS", "NewGame", "GameAction", "GameState", "Moves", "Evaluation",
-           "CubeAnswer", "BotInfo", "Health", "WildbgMoves", "WildbgEval"]
+           "CubeAnswer", "BotInfo", "Health", "WildbgMoves", "WildbgEval", "only"]
