@@ -5,7 +5,8 @@ engine process: the GUI writes one command a line on the engine's standard input
 answers on its standard output. bgnet answers the commands of the draft (0.01, 2025) and those
 the engines that speak it (wildbg's) answer; :file:`docs/GUIDE.md` has the whole list. In short::
 
-    ubgi                         -> id name ..., id author ..., id version ..., option ..., ubgiok
+    ubgi                         -> id name ..., id author ..., id version ..., option ..., ubgiok,
+                                    readyok
     isready                      -> readyok
     setoption name Ply value 1   (silent; an error line for a value or option it cannot take)
     newsession match 7 | money   newgame   setscore 2 4 [crawford]   setcube 2 p0   setturn p1
@@ -19,6 +20,12 @@ the engines that speak it (wildbg's) answer; :file:`docs/GUIDE.md` has the whole
     stop, quit, d
     XGID=... or board:...        (the draft's bare position line) -> the action alone: a move,
                                  double, roll, take or drop; an empty line when no move is legal
+
+The handshake ends with ``ubgiok`` and then ``readyok``: the draft closes it with ``readyok``
+and the engines that speak it (and the GUIs that drive them) with ``ubgiok``, so a GUI of either
+kind gets the line it waits for; one that sends ``isready`` after ``ubgiok`` reads a further
+``readyok``. Lines are answered in the order they come, so any ``readyok`` means every line
+before it has been dealt with.
 
 Moves are written as the draft asks: one ``from/to`` pair per die, from the side of the player on
 roll, ``bar`` and ``off`` for the bar and borne off, no ``*`` and no ``(2)`` (``13/7 13/7 8/2
@@ -153,7 +160,8 @@ class UbgiEngine:
             words = text.split()
             command = getattr(self, "_cmd_" + words[0].lower(), None)
             if command is None or not words[0].isalpha():
-                raise UbgiError("unknown_command", words[0][:40])
+                name = words[0][:40]
+                raise UbgiError("unknown_command", name if name.isprintable() else ascii(name))
             return command(words[1:], text)
         except UbgiError as e:
             return [e.line()]
@@ -175,7 +183,7 @@ class UbgiEngine:
         out += [f"option name Jacoby type check default {str(self.jacoby).lower()}",
                 "option name Variant type combo default backgammon var backgammon",
                 "option name EvalMode type combo default cubeless var cubeless",
-                "ubgiok"]
+                "ubgiok", "readyok"]
         return out
 
     def _cmd_isready(self, args, text) -> list[str]:
@@ -187,6 +195,9 @@ class UbgiEngine:
             raise UbgiError("bad_argument", "setoption", "expected 'setoption name NAME value VALUE'")
         name, sep, value = rest[5:].partition(" value ")
         name, value = name.strip(), value.strip()
+        if not sep:
+            raise UbgiError("bad_argument", "setoption", f"no value for {name!r}: expected 'setoption "
+                            "name NAME value VALUE'")
         key = name.lower()
         if key == "ply" and self.has_depth():
             if not sep or not value.isdigit() or int(value) > 2:
@@ -203,11 +214,13 @@ class UbgiEngine:
             if value.lower() != "backgammon":
                 raise UbgiError("unsupported_feature", "variant", f"bgnet plays backgammon, not {value!r}")
         elif key == "evalmode":
-            if value.lower() != "cubeless":
-                raise UbgiError("unsupported_feature", "evalmode_" + value.lower()[:20],
+            if value.lower() == "cubeful":
+                raise UbgiError("unsupported_feature", "evalmode_cubeful",
                                 "checker play is cubeless; cube decisions are cubeful anyway")
+            if value.lower() != "cubeless":
+                raise UbgiError("bad_argument", "evalmode", f"cubeless; got {value!r}")
         else:
-            raise UbgiError("unsupported_feature", "option", f"no option {name!r}")
+            raise UbgiError("unsupported_feature", "setoption", f"no option {name!r}")
         return []
 
     # -- the session, the game, the position --------------------------------------------------
@@ -335,7 +348,10 @@ class UbgiEngine:
         while k < len(rest):  # the search limits of UCI: bgnet searches to its depth, quickly
             word = rest[k].lower()
             if word not in _SEARCH_LIMITS:
-                raise UbgiError("bad_argument", "go", f"unknown word {rest[k]!r}")
+                raise UbgiError("bad_argument", "go", f"unknown word {rest[k][:40]!r}")
+            value = rest[k + 1:k + 1 + _SEARCH_LIMITS[word]]
+            if len(value) < _SEARCH_LIMITS[word] or not all(v.isdigit() for v in value):
+                raise UbgiError("bad_argument", "go", f"{word} takes a whole number")
             k += 1 + _SEARCH_LIMITS[word]
         board = self._need_board()
         if role == "turn":
