@@ -68,8 +68,9 @@ def can_evaluate(bot: Bot) -> bool:
 class _Player:
     """A bot with what its cube decisions need, loaded once."""
 
-    def __init__(self, bot: Bot, met=None, efficiency=None):
+    def __init__(self, bot: Bot, met=None, efficiency=None, cube_ply: int | None = None):
         self.bot = bot
+        self.cube_ply = cube_ply  # the depth of its cube decisions; None: the bot's own
         self.name = getattr(bot, "name", type(bot).__name__)
         self.cubes = can_evaluate(bot)
         own_met, own_efficiency = (bot.cube_settings() if hasattr(bot, "cube_settings")
@@ -78,7 +79,8 @@ class _Player:
         self.efficiency = efficiency if efficiency is not None else own_efficiency
 
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
-        p = np.asarray(self.bot.evaluate(boards), np.float64)
+        p = np.asarray(self.bot.evaluate(boards) if self.cube_ply is None else
+                       self.bot._probabilities(boards, self.cube_ply), np.float64)
         if p.shape != (len(boards), 5):
             raise ValueError(f"{self.name}.evaluate returned shape {p.shape} for {len(boards)} "
                              "positions; expected (N, 5) probabilities")
