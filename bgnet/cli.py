@@ -195,7 +195,7 @@ COMMANDS = {
     "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_cmd_moves, "list the legal moves of a position"),
     "eval": (_cmd_eval, "play two bots against each other (points per game, 95 % interval)"),
-    "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate"),
+    "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
     "export": (_cmd_export, "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
     "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
     "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),

@@ -188,11 +188,16 @@ ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",
                "--json er.json")
 
 
+CUBE_EXAMPLES = ("bgnet bench cube --bot bgnet-deep",
+                 "bgnet bench cube --bot bgnet-deep --ply 1 --bot gnubg:0 --json cube.json")
+
+
 def bench_main(argv: list[str]) -> int:
-    """``bgnet bench er [--bot SPEC]``: benchmarks, one subcommand each."""
+    """``bgnet bench er [--bot SPEC]``, ``bgnet bench cube --bot SPEC``: benchmarks, one
+    subcommand each."""
     p = ArgumentParser(prog="bgnet bench", description="Benchmarks of playing strength.",
-                       examples=ER_EXAMPLES)
-    sub = p.add_subparsers(dest="what", metavar="{er}")
+                       examples=ER_EXAMPLES + CUBE_EXAMPLES[:1])
+    sub = p.add_subparsers(dest="what", metavar="{er,cube}")
     er = sub.add_parser("er", help="checker-play error rate against GNU Backgammon's equities",
                         description="Mean equity lost per checker-play decision, in millipoints, "
                                     "measured on a shipped file of decisions whose every legal move "
@@ -218,9 +223,32 @@ def bench_main(argv: list[str]) -> int:
     er.add_argument("--workers", type=int, default=1,
                     help="share the decisions among this many processes, one core each (same "
                          "losses; for deep search, default 1)")
+    cube = sub.add_parser("cube", help="cube decisions against GNU Backgammon's",
+                          description="How often a bot's doubles and takes agree with GNU "
+                                      "Backgammon's 0-ply cube decisions, and the equity each "
+                                      "wrong one costs by its cubeful equities (thousandths of "
+                                      "the cube per decision: millipoints in money play, mEMG "
+                                      "in a match), measured on a shipped file of positions "
+                                      "from bgnet-deep's money games and 7-point matches "
+                                      "against gnubg 0-ply, doubling windows above all.",
+                          examples=CUBE_EXAMPLES)
+    cube.add_argument("--bot", action="append", default=[], metavar="SPEC",
+                      help=f"a bot to measure (repeatable): {BOT_HELP}")
+    cube.add_argument("--ply", type=int, metavar="N",
+                      help="value positions for cube decisions at this depth (net bots: 0, 1 "
+                           "or 2; default: each bot's own)")
+    cube.add_argument("--file", help="benchmark file (.npz; default: the one shipped with bgnet)")
+    cube.add_argument("--limit", type=int, help="use only the first N positions")
+    cube.add_argument("--json", metavar="PATH", type=output_file_arg,
+                      help="also write the figures to this JSON file")
+    cube.add_argument("--device", type=device_arg, default="cpu",
+                      help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
     a = p.parse_args(argv)
+    if a.what == "cube":
+        return _bench_cube(a, cube)
     if a.what != "er":
-        p.error("name the benchmark: 'bgnet bench er' (checker-play error rate)")
+        p.error("name the benchmark: 'bgnet bench er' (checker-play error rate) or "
+                "'bgnet bench cube' (cube decisions)")
     from bgnet.evaluate import er as er_mod
 
     benches = _er_benchmarks(er_mod, a.reference, a.file)
@@ -257,6 +285,55 @@ def bench_main(argv: list[str]) -> int:
         tables.append((bench, rows))
     if a.json:
         er_mod.write_json(a.json, tables)
+        print(f"written to {a.json}")
+    return 0
+
+
+def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+    """``bgnet bench cube``: each bot's cube decisions on the benchmark's positions."""
+    import zipfile
+
+    from tqdm import tqdm
+
+    from bgnet.evaluate import cube_bench
+
+    if not a.bot:
+        p.error("nothing to measure: give --bot SPEC")
+    if a.limit is not None and a.limit < 1:
+        p.error(f"--limit must be at least 1; got {a.limit}")
+    if a.ply is not None and a.ply < 0:
+        p.error(f"--ply must be 0 or more; got {a.ply}")
+    path = a.file or cube_bench.DEFAULT_PATH
+    try:
+        bench = cube_bench.load_benchmark(path)
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        if path in str(e):  # load_benchmark's own message, which says what is wrong
+            raise BadInputFile(str(e)) from None
+        raise BadInputFile(f"{path!r} is not a readable cube benchmark (.npz file: "
+                           f"{type(e).__name__})") from None
+    if a.limit is not None:
+        bench = bench.head(a.limit)
+    bots = {}  # all loaded before any is measured: a bad spec fails before the work starts
+    rows = []
+    try:
+        for spec in a.bot:
+            bots[spec] = load_bot_arg(spec, a.device)
+        for spec, bot in bots.items():
+            name = spec if a.ply is None else f"{spec} (cube at {a.ply}-ply)"
+            with tqdm(total=len(bench), desc=name, unit="position", disable=None,
+                      leave=False) as bar:
+                try:
+                    double, take = cube_bench.bot_decisions(bot, bench, a.ply, bar.update)
+                except ValueError as e:  # a depth the bot does not have
+                    p.error(str(e))
+            rows.append(cube_bench.rate_row(bench, double, take, name))
+    finally:
+        for bot in bots.values():
+            bot.close()
+    print(cube_bench.format_table(rows, bench))
+    print(f"reference: {bench.reference}")
+    if a.json:
+        cube_bench.write_json(a.json, rows, bench)
         print(f"written to {a.json}")
     return 0
 

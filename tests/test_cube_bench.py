@@ -1,0 +1,118 @@
+"""The cube-decision benchmark: the shipped file, the scoring of decisions and ``bgnet bench cube``."""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from bgnet.bots.simple import RandomBot
+from bgnet.cli import main as bgnet_main
+from bgnet.cube import ACTIONS, cube_action
+from bgnet.engine.board import start_position
+from bgnet.engine.state import MatchContext
+from bgnet.evaluate.cube_bench import (
+    SOURCES,
+    bot_decisions,
+    decision_costs,
+    load_benchmark,
+    rate_row,
+    save_benchmark,
+)
+
+HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
+needs_gnubg = pytest.mark.skipif(not HAVE_GNUBG, reason="needs the gnubg-nn reference package")
+BENCH = load_benchmark()
+
+
+def test_shipped_benchmark_covers_money_matches_and_cube_levels():
+    assert len(BENCH) >= 1000
+    assert set(np.unique(BENCH.source)) == {0, 1}
+    money = BENCH.length == 0
+    assert np.all(money == (BENCH.source == SOURCES.index("money")))
+    assert (money & (BENCH.owner == -1)).sum() >= 50 and (money & (BENCH.owner == 1)).sum() >= 20
+    assert (~money & (BENCH.cube >= 2)).sum() >= 50
+    assert len({tuple(s) for s in BENCH.score[~money]}) >= 15  # many match scores
+    assert not np.any(BENCH.owner == 0)  # the player on roll may double everywhere
+    assert not np.any(BENCH.crawford)
+    # gnubg's action is the one its equities give, as bgnet's cube head reads them.
+    for i in range(0, len(BENCH), 7):
+        nd, dt, dp = BENCH.equities[i]
+        assert ACTIONS[BENCH.action[i]] == cube_action(nd, dt, dp, BENCH.probabilities[i, 1] > 0)
+        assert BENCH.context(i).may_double(1)
+
+
+def _bench(tmp_path, equities):
+    """A benchmark of the start position in money play, one row of ND, DT, DP per position."""
+    n = len(equities)
+    actions = [cube_action(*e, True) for e in equities]
+    path = str(tmp_path / "cube.npz")
+    save_benchmark(path, [start_position()] * n, [MatchContext()] * n,
+                   [(0.5, 0.1, 0.0, 0.1, 0.0)] * n, equities, actions, [0] * n, "by hand")
+    return load_benchmark(path)
+
+
+def test_costs_of_each_kind_of_error(tmp_path):
+    # no double (clear), double/take, double/pass, too good
+    b = _bench(tmp_path, [(0.30, 0.10, 1.0), (0.60, 0.70, 1.0), (0.90, 1.20, 1.0), (1.10, 1.30, 1.0)])
+    assert [ACTIONS[a] for a in b.action] == ["no_double", "double_take", "double_pass", "too_good"]
+    assert b.take_counts().tolist() == [False, True, True, True]  # the clear take does not count
+    right = decision_costs(b, np.array([False, True, True, False]), np.array([True, True, False, False]))
+    assert not right["double_cost"].any() and not right["take_cost"].any()
+    wrong = decision_costs(b, np.array([True, False, False, True]), np.array([False, False, True, True]))
+    assert wrong["double_cost"] == pytest.approx([0.20, 0.10, 0.10, 0.10])
+    assert wrong["take_cost"] == pytest.approx([0.0, 0.30, 0.20, 0.30])
+    row = rate_row(b, np.array([True, False, False, True]), np.array([False, False, True, True]), "x")
+    assert row["all"]["decisions"] == 4 + 3 and row["all"]["agreement"] == 0.0  # all wrong
+    assert row["missed_double"] == {"count": 2, "cost": pytest.approx(200.0)}
+    assert row["wrong_double"] == {"count": 2, "cost": pytest.approx(300.0)}
+    assert row["wrong_take"] == {"count": 2, "cost": pytest.approx(500.0)}
+    assert row["wrong_pass"] == {"count": 1, "cost": pytest.approx(300.0)}
+    assert row["all"]["cost"] == pytest.approx(1300.0 / 7)
+    assert row["match"]["decisions"] == 0  # all money
+
+
+def test_a_bot_that_cannot_value_positions_never_doubles_and_always_takes():
+    double, take = bot_decisions(RandomBot(1), BENCH.head(20))
+    assert not double.any() and take.all()
+
+
+def test_file_errors(tmp_path):
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, boards=np.zeros((1, 2, 25), np.int8))
+    with pytest.raises(ValueError, match="lacks"):
+        load_benchmark(str(bad))
+    with pytest.raises(FileNotFoundError, match="make_cube_bench"):
+        load_benchmark(str(tmp_path / "none.npz"))
+
+
+@pytest.mark.gnubg
+@needs_gnubg
+def test_bench_cube_command(tmp_path, capsys):
+    """gnubg 0-ply's probabilities through bgnet's cube head agree with the program nearly always."""
+    path = tmp_path / "cube.json"
+    assert bgnet_main(["bench", "cube", "--bot", "gnubg:0", "--bot", "random:1", "--limit", "60",
+                       "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "60 positions" in out and "gnubg:0" in out and "missed doubles" in out
+    d = json.loads(path.read_text())
+    gnubg, rand = d["results"]
+    assert d["positions"] == 60 and gnubg["all"]["agreement"] >= 0.95 and gnubg["all"]["cost"] < 2
+    assert rand["missed_double"]["count"] == int(BENCH.head(60).reference_double().sum())
+
+
+def test_bench_cube_errors(tmp_path, capsys):
+    assert bgnet_main(["bench", "cube"]) == 2
+    assert "give --bot SPEC" in capsys.readouterr().err
+    assert bgnet_main(["bench", "cube", "--bot", "random", "--limit", "0"]) == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err
+    assert bgnet_main(["bench", "cube", "--bot", "no/such.pt"]) == 3
+    assert "no such bot file" in capsys.readouterr().err
+    bad = tmp_path / "x.npz"
+    bad.write_text("not a benchmark")
+    assert bgnet_main(["bench", "cube", "--bot", "random", "--file", str(bad)]) == 3
+    assert "not a readable cube benchmark" in capsys.readouterr().err
+    if HAVE_GNUBG:
+        assert bgnet_main(["bench", "cube", "--bot", "gnubg:0", "--ply", "1", "--limit", "5"]) == 2
+        assert "cannot search at ply=1" in capsys.readouterr().err
