@@ -100,6 +100,10 @@ def test_bench_cube_command(tmp_path, capsys):
     gnubg, rand = d["results"]
     assert d["positions"] == 60 and gnubg["all"]["agreement"] >= 0.95 and gnubg["all"]["cost"] < 2
     assert rand["missed_double"]["count"] == int(BENCH.head(60).reference_double().sum())
+    # Each bot beside the first on the same positions: the difference of the costs per decision.
+    assert "paired_ref" not in gnubg and rand["paired_ref"] == "gnubg:0"
+    assert rand["cost_minus_ref"] == pytest.approx(rand["all"]["cost"] - gnubg["all"]["cost"])
+    assert rand["cost_minus_ref_ci95"] > 0 and "random:1 minus gnubg:0" in out
 
 
 def test_bench_cube_errors(tmp_path, capsys):

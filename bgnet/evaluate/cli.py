@@ -314,7 +314,7 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     if a.limit is not None:
         bench = bench.head(a.limit)
     bots = {}  # all loaded before any is measured: a bad spec fails before the work starts
-    rows = []
+    rows, costs = [], []
     try:
         for spec in a.bot:
             bots[spec] = load_bot_arg(spec, a.device)
@@ -327,6 +327,9 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
                 except ValueError as e:  # a depth the bot does not have
                     p.error(str(e))
             rows.append(cube_bench.rate_row(bench, double, take, name))
+            costs.append(cube_bench.position_costs(bench, double, take))
+            if len(rows) > 1:  # each beside the first bot, on the same positions
+                cube_bench.add_paired(rows[-1], costs[-1], costs[0], rows[0]["bot"])
     finally:
         for bot in bots.values():
             bot.close()

@@ -228,6 +228,23 @@ def rate_row(bench: CubeBenchmark, double: np.ndarray, take: np.ndarray, name: s
     return row
 
 
+def position_costs(bench: CubeBenchmark, double: np.ndarray, take: np.ndarray) -> np.ndarray:
+    """The cost of each position's decisions together (double and take), thousandths of the cube."""
+    c = decision_costs(bench, double, take)
+    return (c["double_cost"] + c["take_cost"]) * 1000.0
+
+
+def add_paired(row: dict, costs: np.ndarray, ref_costs: np.ndarray, ref: str) -> None:
+    """Add to ``row`` its cost per decision minus ``ref``'s on the same positions, with a 95 %
+    interval from the paired differences position by position."""
+    from bgnet.evaluate.stats import mean_ci95
+
+    per_decision = len(costs) / row["all"]["decisions"]  # positions per decision
+    diff, ci = mean_ci95(costs - ref_costs)
+    row.update({"paired_ref": ref, "cost_minus_ref": diff * per_decision,
+                "cost_minus_ref_ci95": ci * per_decision})
+
+
 def format_table(rows: list[dict], bench: CubeBenchmark) -> str:
     """The rows side by side: agreement with GNU Backgammon and cost per decision."""
     first = rows[0]
@@ -248,6 +265,10 @@ def format_table(rows: list[dict], bench: CubeBenchmark) -> str:
                      + kinds)
     lines.append("cost: thousandths of the cube lost per decision (millipoints in money play, "
                  "mEMG in a match), by GNU Backgammon's cubeful equities")
+    for r in rows:
+        if "paired_ref" in r:
+            lines.append(f"{r['bot']} minus {r['paired_ref']}: {r['cost_minus_ref']:+.2f} ± "
+                         f"{r['cost_minus_ref_ci95']:.2f} per decision (paired 95 % interval)")
     return "\n".join(lines)
 
 
