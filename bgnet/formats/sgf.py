@@ -41,7 +41,7 @@ each move is checked against the rules, and says which line of the file it canno
 >>> g.play("8/5 6/5")
 >>> text = write_sgf(m)
 >>> text.splitlines()[1]
-';W[31hemh]'
+';W[31hefe])'
 >>> read_sgf(text).games[0].actions[0].notation
 '8/5 6/5'
 """
@@ -170,9 +170,11 @@ def _node_text(act) -> str | None:
     shows only through ``RE``."""
     colour = "WB"[act.player]
     if act.kind in ("move", "roll"):
+        # the higher die first, as in .mat files: a roll reads the same whatever order the dice
+        # fell in, and GNU Backgammon's .sgf of bgnet's .mat (import mat, save match) is this file
         steps = sorted(act.steps, reverse=True) if act.kind == "move" else ()
         letters = "".join(point_letter(a, act.player) + point_letter(b, act.player) for a, b in steps)
-        return f"{colour}[{act.dice[0]}{act.dice[1]}{letters}]"
+        return f"{colour}[{max(act.dice)}{min(act.dice)}{letters}]"
     if act.kind in CUBE_WORDS:
         return f"{colour}[{act.kind}]"
     return None
