@@ -462,6 +462,17 @@ def test_a_whole_money_game_then_the_next_and_a_mat_file(client):
     mat = client.get(f"/api/v1/games/{s['id']}/mat")
     assert mat.status_code == 200 and "Game 1" in mat.text and "Ann" in mat.text
     assert "attachment" in mat.headers["content-disposition"]
+    sgf = client.get(f"/api/v1/games/{s['id']}/sgf")
+    assert sgf.status_code == 200 and "attachment" in sgf.headers["content-disposition"]
+    assert sgf.headers["content-disposition"].endswith('.sgf"')
+    from bgnet.formats.mat import read_mat
+    from bgnet.formats.sgf import read_sgf
+
+    from_sgf, from_mat = read_sgf(sgf.text), read_mat(mat.text)
+    assert from_sgf.names == from_mat.names and "Ann" in from_sgf.names
+    assert [g.moves() for g in from_sgf.games] == [g.moves() for g in from_mat.games]
+    assert (from_sgf.games[0].winner, from_sgf.games[0].points) == (from_mat.games[0].winner,
+                                                                      from_mat.games[0].points)
     nxt = act(client, s, "new_game")
     assert nxt["game_number"] == 2 and not nxt["game_over"]
 

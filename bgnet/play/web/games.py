@@ -337,6 +337,11 @@ class WebGame:
 
         return write_mat(self.match)
 
+    def sgf(self) -> str:
+        from bgnet.formats.sgf import write_sgf
+
+        return write_sgf(self.match)
+
 
 def _bot_move(g, index: int, action) -> dict:
     """The bot's move ``action`` (the ``index``-th action of game ``g``) as the page shows it:
@@ -433,6 +438,15 @@ class GameStore:
             text = await call(game.mat)
             return PlainTextResponse(text, headers={
                 "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.mat"'})
+
+        @app.get("/api/v1/games/{gid}/sgf", tags=["play"], summary="the match as GNU Backgammon's .sgf file",
+                 response_class=PlainTextResponse, responses=ERRORS)
+        async def game_sgf(request: Request, gid: str = gid_p):
+            only()(request)
+            game = self.get(gid)
+            text = await call(game.sgf)
+            return PlainTextResponse(text, headers={
+                "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.sgf"'})
 
 
 __all__ = ["WebGame", "GameStore", "ACTIONS"]

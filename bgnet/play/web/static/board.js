@@ -195,6 +195,7 @@ function controls() {
   $("pid").textContent = s.position_id || "-";
   $("mid").textContent = s.match_id || "-";
   $("save").href = `/api/v1/games/${s.id}/mat`;
+  $("save-sgf").href = `/api/v1/games/${s.id}/sgf`;
   $("players").textContent = `${s.names.you} (light) against ${s.names.bot} (dark)`;
   $("score").textContent = `${kindText(s)}: ${s.names.you} ${s.score.you}, ${s.names.bot} ${s.score.bot}` +
     (s.crawford ? " (Crawford game)" : "") + (s.match_over ? " - match over" : "");
