@@ -353,3 +353,35 @@ def test_serve_external_command(tmp_path):
         out = proc.communicate(timeout=10)[0].decode()
     assert f"set player 1 external 127.0.0.1:{port}" in out
 
+
+
+def _text(steps) -> str:
+    return move_text([(int(a), int(b)) for a, b in steps if a >= 0])
+
+
+def test_moves_are_chosen_at_the_score_and_cube_of_the_line():
+    """The line's score and cube reach the bot: at double match point (4-4 in a 5-point match)
+    its move is the cubeful one, which differs from the cubeless one in some positions, and
+    --cubeless-play's advisor answers the cubeless one."""
+    import bgnet
+    from bgnet.engine.sampling import sample_positions
+    from bgnet.engine.state import MatchContext
+
+    bot = bgnet.Bot.load()
+    cubeful = ExternalPlayer(Advisor(bot))
+    cubeless = ExternalPlayer(Advisor(bot, cubeful=False))
+    boards, dice = sample_positions(60, seed=6, every=3)
+    changed = 0
+    for board, (d1, d2) in zip(boards, dice):
+        d1, d2 = int(d1), int(d2)
+        if len(generate(board, d1, d2)[0]) < 2:
+            continue
+        sides = {0: board[0], 1: board[1]}  # player 1 on roll
+        line = gnubg_line(sides, 1, dice=(d1, d2), score=(4, 4), length=5)
+        ctx = MatchContext(match_length=5, score=(4, 4), player_on_roll=1, turn=1)
+        want = _text(bot.choose_moves_with_cube(board[None], np.array([[d1, d2]]), ctx)[1][0])
+        plain = _text(bot.choose_moves(board[None], np.array([[d1, d2]]))[1][0])
+        assert cubeful.answer(line) == want
+        assert cubeless.answer(line) == plain
+        changed += want != plain
+    assert changed > 0

@@ -16,7 +16,7 @@ from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
 from bgnet.engine.position_id import position_id
-from bgnet.engine.sampling import apply_steps
+from bgnet.engine.sampling import apply_steps, sample_positions
 from bgnet.errors import BadArgument
 from bgnet.formats.mat import load_mat, read_mat
 from bgnet.play.advisor import Advisor
@@ -372,3 +372,46 @@ def test_play_command_through_a_pipe(tmp_path):
     assert back.games[0].winner is not None
     played = [a.notation for a in back.games[0].actions if a.kind == "move" and a.player == HUMAN and a.steps]
     assert played == person.moves
+
+
+# ---------------------------------------------------------------------------------------------
+# checker play by the match's own measure
+
+
+class _Watched(Advisor):
+    """An advisor that keeps the context each of the bot's moves was chosen in."""
+
+    def __init__(self, bot, **kw):
+        super().__init__(bot, **kw)
+        self.contexts = []
+
+    def choose(self, board, d1, d2, ctx=None):
+        self.contexts.append(ctx)
+        return super().choose(board, d1, d2, ctx)
+
+
+def test_the_bot_moves_by_the_match_s_own_measure(net_bot):
+    """In a match the bot's every move is chosen at the score and cube of its game, the bot on
+    roll; the advisor's choice there is the bot's cubeful one, and --cubeless-play's is not."""
+    from bgnet.engine.state import MatchContext
+
+    advisor = _Watched(net_bot)
+    session_for(advisor, Person(lambda p, prompt: "resign gammon" if "Your move" in prompt else
+                                "roll" if "Roll" in prompt else "drop"), match_length=3).run()
+    assert advisor.contexts
+    assert all(c.match_length == 3 and c.player_on_roll == BOT for c in advisor.contexts)
+    dmp = MatchContext(match_length=3, score=(2, 2), player_on_roll=BOT, turn=BOT)
+    boards, _ = sample_positions(200, seed=4)
+    rng = np.random.default_rng(4)
+    changed = 0
+    for board in boards[:80]:
+        d1, d2 = (int(x) for x in rng.integers(1, 7, 2))
+        got = Advisor(net_bot).choose(board, d1, d2, dmp)
+        plain = Advisor(net_bot, cubeful=False).choose(board, d1, d2, dmp)
+        if got is None:
+            continue
+        want = net_bot.choose_moves_with_cube(board[None], np.array([[d1, d2]]), dmp)[0][0]
+        assert np.array_equal(got[0], want)
+        assert np.array_equal(plain[0], net_bot.choose_moves(board[None], np.array([[d1, d2]]))[0][0])
+        changed += not np.array_equal(got[0], plain[0])
+    assert changed > 0

@@ -257,6 +257,61 @@ def test_a_move_that_wins_at_once_is_worth_its_result(bot):
     assert best.probabilities == pytest.approx([1.0, 1.0, 0.0, 0.0, 0.0])
 
 
+class _Recorder:
+    """Wraps a bot and keeps the contexts its checker plays were chosen in (None: cubeless)."""
+
+    def __init__(self, bot):
+        self.bot, self.seen = bot, []
+
+    def __getattr__(self, name):
+        return getattr(self.bot, name)
+
+    def choose_moves(self, boards, dice, *args, **kw):
+        self.seen.append(None)
+        return self.bot.choose_moves(boards, dice, *args, **kw)
+
+    def choose_moves_with_cube(self, boards, dice, contexts):
+        self.seen.append(list(contexts))
+        return self.bot.choose_moves_with_cube(boards, dice, contexts)
+
+
+def test_a_match_rollout_plays_its_trials_by_the_match_s_own_measure(bot):
+    """Every checker play of a trial in a match rollout is chosen at the score, with the cube
+    as it stands in that trial and its mover on roll; a cubeless rollout chooses cubelessly."""
+    from bgnet.analyze.rollout import CubeSetup
+    from bgnet.engine.state import MatchContext
+
+    ctx = MatchContext(match_length=7, score=(3, 5), player_on_roll=1, turn=1)
+    spy = _Recorder(bot)
+    rollout_position(spy, start_position(), RolloutSettings(trials=36, truncate=6), CubeSetup(ctx))
+    assert spy.seen and all(c is not None for c in spy.seen)
+    movers = {x.player_on_roll for c in spy.seen for x in c}
+    assert movers == {0, 1}
+    assert all(x.match_length == 7 and x.score == (3, 5) for c in spy.seen for x in c)
+    cubeless = _Recorder(bot)
+    rollout_position(cubeless, start_position(), RolloutSettings(trials=36, truncate=2, luck=False))
+    assert cubeless.seen and all(c is None for c in cubeless.seen)
+
+
+def test_match_rollout_candidates_are_picked_by_the_match_s_own_measure(bot):
+    """At double match point only winning counts: the candidate picked first is the move with
+    the best winning chances, whatever its gammons."""
+    from bgnet.analyze.rollout import CubeSetup, candidate_moves
+    from bgnet.engine.state import MatchContext
+
+    dmp = CubeSetup(MatchContext(match_length=5, score=(4, 4)))
+    differ = 0
+    for board, (d1, d2) in zip(*sample_positions(60, seed=9, every=3)):
+        ranked = bot.ranked_moves(board, int(d1), int(d2), ply=0)
+        if len(ranked) < 2:
+            continue
+        first = candidate_moves(bot, board, int(d1), int(d2), top=1, cube=dmp)[0][0]
+        wins = {a.tobytes(): p[0] for a, _, p in ranked}
+        assert wins[first.tobytes()] == pytest.approx(max(wins.values()), abs=1e-6)
+        differ += not np.array_equal(first, ranked[0][0])
+    assert differ > 0, "double match point should change some picks from the cubeless ones"
+
+
 def test_match_rollout_reports_match_winning_chances(bot):
     """At 4-away 2-away the player on roll has about a third of the match; the cubeful equity
     is the MWC in normalised terms, and the candidates' differences are cubeful."""

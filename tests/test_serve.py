@@ -724,3 +724,57 @@ def test_a_fault_of_the_server_is_one_json_line_without_a_traceback():
         resp = c.get("/api/v1/evaluate", params={"position_id": START})
         assert resp.status_code == 500
         assert "RuntimeError" in resp.json()["message"] and "secret" not in resp.text
+
+
+# ---------------------------------------------------------------------------------------------
+# moves ranked by the match's own measure
+
+
+def test_wildbg_move_ranks_by_the_score_it_is_given(client):
+    """No score, double match point and 2-away/4-away rank the moves differently; at double
+    match point only winning counts, so the list runs down the winning chances."""
+    base = f"/move?die1=3&die2=1&{WILDBG_START}"
+    money_answer = client.get(base).content
+    dmp = client.get(base + "&x_away=1&o_away=1")
+    other = client.get(base + "&x_away=2&o_away=4").content
+    assert len({money_answer, dmp.content, other}) == 3
+    wins = [m["probabilities"]["win"] for m in ok(dmp)["moves"]]
+    assert wins == sorted(wins, reverse=True)
+    money_eqs = [money(m["probabilities"]) for m in ok(client.get(base))["moves"]]
+    assert money_eqs == sorted(money_eqs, reverse=True)
+
+
+def test_api_moves_with_a_match_id_rank_by_the_match_s_own_measure(client):
+    from bgnet.engine.state import MatchContext
+    from bgnet.formats.match_id import match_id
+
+    plain = ok(client.get("/api/v1/moves", params={"position_id": START, "dice": "31", "limit": 16}))
+    assert plain["ranked_by"] == "cubeless money equity"
+    assert all(m["value"] == m["equity"] and m["match_winning_chances"] is None for m in plain["moves"])
+    mid = match_id(MatchContext(match_length=5, score=(4, 4)))
+    dmp = ok(client.get("/api/v1/moves", params={"position_id": START, "match_id": mid, "dice": "31",
+                                                  "limit": 16}))
+    assert "EMG" in dmp["ranked_by"]
+    values = [m["value"] for m in dmp["moves"]]
+    assert values == sorted(values, reverse=True)
+    for m in dmp["moves"]:  # double match point: the match winning chances are the game's
+        assert m["match_winning_chances"] == pytest.approx(m["probabilities"]["win"], abs=1e-5)
+    assert [m["notation"] for m in dmp["moves"]] != [m["notation"] for m in plain["moves"]]
+    joined = ok(client.get("/api/v1/moves", params={"position_id": f"{START}:{mid}", "dice": "31",
+                                                     "limit": 16}))
+    assert joined["moves"] == dmp["moves"]
+    refused(client.get("/api/v1/moves", params={"position_id": f"{START}:{mid}", "match_id": mid,
+                                                "dice": "31"}), 400, "match_id")
+    refused(client.get("/api/v1/moves", params={"position_id": START, "match_id": "nonsense",
+                                                "dice": "31"}), 400, "match_id")
+
+
+def test_a_cubeless_server_keeps_the_cubeless_ranking(client):
+    from bgnet.engine.state import MatchContext
+    from bgnet.play.web.answers import Answers
+
+    bot = client.app.state.answers.bot
+    dmp = MatchContext(match_length=5, score=(4, 4))
+    plain = Answers(bot, cubeful=False).moves(start_position(), 3, 1, 0, 16, dmp)
+    assert plain["ranked_by"] == "cubeless money equity"
+    assert plain["moves"] == Answers(bot).moves(start_position(), 3, 1, 0, 16)["moves"]

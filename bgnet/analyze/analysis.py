@@ -2,10 +2,12 @@
 
 Conventions (stated once here):
 
-* Equities are per unit of the cube in play ("EMG", as GNU Backgammon reports them): in a money
-  session checker plays are valued by cubeless money equity; in match play by the cube head's
-  cubeful equity at the score (normalised match equity: +1 wins a cube's worth, -1 loses one), the
-  value of a move being minus the opponent's cubeful equity with the opponent on roll. Cube
+* Equities are per unit of the cube in play ("EMG", as GNU Backgammon reports them). A checker
+  play is judged by the measure the player faced (:mod:`bgnet.cube.checker`): in match play the
+  cube head's cubeful equity at the score (normalised match equity: +1 wins a cube's worth, -1
+  loses one), in a money session cubeful money equity with the cube as it stood (the Jacoby rule
+  where it applies), the value of a move being minus the opponent's cubeful equity with the
+  opponent on roll (his cube action taken where he has access to the cube). Cube
   decisions always use the cube head's cubeful equities (:mod:`bgnet.cube`) from the judge's
   probabilities, in the match's own terms (money with or without the Jacoby rule, or the score).
 * An error is the equity of the best option minus the equity of the option played (0 or more). It
@@ -168,13 +170,15 @@ class Judge:
         __init__ required, so the bot searches at a ply of its own."""
         return cast("NetBot", self.bot)
 
-    def moves(self, after: np.ndarray, played: int) -> np.ndarray:
+    def moves(self, after: np.ndarray, played: int, measure=None) -> np.ndarray:
         """Mover's probabilities float64[M, 5] of all legal afterstates: at 0-ply for all, at the
-        judge's ply for the best few (:data:`MOVE_FILTER`) and the one played."""
+        judge's ply for the best few (:data:`MOVE_FILTER`, by ``measure``, a
+        :class:`bgnet.cube.checker.MoveMeasure`; cubeless equity without one) and the one
+        played."""
         p = self._after_probs(after, 0)
         if self.ply == 0:
             return p
-        eq = np.asarray(equity(p))
+        eq = np.asarray(equity(p)) if measure is None else measure.values(p, after)
         order = np.argsort(-eq, kind="stable")
         keep, margin = MOVE_FILTER
         cand = [int(j) for j in order[:keep] if eq[j] >= eq[order[0]] - margin]
@@ -517,27 +521,25 @@ def _valid(p: np.ndarray) -> np.ndarray:
 
 
 def _move_values(judge: Judge, board, after, played, ctx: MatchContext) -> np.ndarray:
-    """Equity of each afterstate for the mover (module docstring: cubeless money, cubeful match)."""
-    probs = judge.moves(after, played)
-    if ctx.is_money:
-        return np.asarray(equity(probs), np.float64)
-    from bgnet.cube import decide_context
+    """Value of each afterstate for the mover, by the measure the player faced in ``ctx`` (the
+    module docstring): one compiled call of :class:`bgnet.cube.checker.MoveMeasure`."""
+    from bgnet.cube.checker import measure_for
 
     met, eff = judge.bot.cube_settings()
-    other = 1 - ctx.player_on_roll
-    octx = ctx.replace(player_on_roll=other, turn=other, dice=(0, 0))
-    out = np.empty(len(after))
-    for j, (a, p) in enumerate(zip(after, probs)):
-        r = game_results(a[None])[0]
-        if r > 0:
-            out[j] = _win_value(ctx, int(r))
-            continue
-        out[j] = -decide_context(tuple(_valid(flip(p))), octx, a[::-1], met=met, efficiency=eff).equity
+    measure = measure_for(ctx.replace(dice=(0, 0)), met, eff)
+    probs = judge.moves(after, played, measure)
+    out = measure.values(probs, after)
+    results = game_results(after)
+    for j in np.flatnonzero(results):  # a finished game: its value by the rules
+        out[j] = _win_value(ctx, int(results[j]))
     return out
 
 
 def _win_value(ctx: MatchContext, result: int) -> float:
-    """Normalised match equity of winning ``result`` (1, 2, 3) games at the current cube."""
+    """Equity per unit of the cube of winning ``result`` (1, 2, 3) games at the current cube:
+    money (a single game with the Jacoby rule and a centred cube) or normalised match equity."""
+    if ctx.is_money:
+        return 1.0 if ctx.jacoby and ctx.cube_owner == CENTERED else float(result)
     score = _score(ctx)
     return score.to_equity(score.win(result * ctx.cube_value), ctx.cube_value)
 

@@ -27,6 +27,11 @@ Variance reduction, as the strong programs do it:
   much smaller variance. The evaluator is the bot's own net for a net bot, else bgnet's shipped
   net (it only measures luck: the bot still plays every move).
 
+With a cube (a cubeful rollout, a Match ID) the bot chooses every checker play of a trial by the
+match's own measure at that trial's score, cube value and owner (its
+:meth:`~bgnet.bots.base.Bot.choose_moves_with_cube`, :mod:`bgnet.cube.checker`), and the
+candidate moves of a roll are picked by it too; without one, by cubeless money equity.
+
 The hot path is batched: on each ply all live trials go through one call of the compiled move
 generator for all 21 rolls and one evaluator call, in chunks of :data:`CHUNK` trials.
 """
@@ -234,7 +239,9 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
     n = n_roots * n_trials
     dice = DiceStreams(s.trials, s.seed, s.cycle)
     use_luck = s.luck and ev is not None
-    reuse = use_luck and _reuses_luck_moves(bot, ev)
+    # The luck's 0-ply moves are the bot's own only without a cube: with one the bot chooses by
+    # the match's own measure (bgnet.cube.checker).
+    reuse = use_luck and cube is None and _reuses_luck_moves(bot, ev)
     db = get_database() if s.bearoff else None
 
     board = np.repeat(roots, n_trials, axis=0)
@@ -331,6 +338,10 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
                     continue
         if reuse:
             after = chosen[np.arange(len(act)), k]
+        elif cube is not None:
+            after = bot.choose_moves_with_cube(np.ascontiguousarray(board[act]), rolls,
+                                               _move_contexts(cube, act, mine, cube_val, owner,
+                                                              root_player))[0]
         else:
             after = bot.choose_moves(np.ascontiguousarray(board[act]), rolls)[0]
         won = game_results(after)
@@ -358,6 +369,14 @@ def _mover(mine, idx, root_player):
 def _trial_ctx(cube: CubeSetup, mover: int, cube_value: int, owner: int):
     return cube.ctx.replace(cube_value=int(cube_value), cube_owner=int(owner), player_on_roll=int(mover),
                             turn=int(mover), dice=(0, 0), double_offered=False)
+
+
+def _move_contexts(cube: CubeSetup, act, mine, cube_val, owner, root_player) -> list:
+    """The context of each trial ``act[j]``'s mover, the cube as it stands in that trial: what
+    its checker play is chosen in (one object per distinct cube, owner and mover)."""
+    made: dict[tuple, MatchContext] = {}
+    keys = zip(_mover(mine, act, root_player).tolist(), cube_val[act].tolist(), owner[act].tolist())
+    return [made.setdefault(key, _trial_ctx(cube, *key)) for key in keys]
 
 
 def _cube_luck_scale(act, mine, cube_val, root_player, cube: CubeSetup) -> np.ndarray:
@@ -649,10 +668,11 @@ def _luck_name(bot: Bot, settings: RolloutSettings) -> str | None:
 
 
 def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
-                    named: list[str] | None = None):
+                    named: list[str] | None = None, cube: CubeSetup | None = None):
     """The moves to roll out: ``(afterstate, steps, notation)`` of the ``named`` moves (standard
     notation), or of the ``top`` best at 0-ply by the bot's net (by gnubg's 0-ply net for a gnubg
-    bot, by bgnet's shipped net for the others)."""
+    bot, by bgnet's shipped net for the others), ranked by the match's own measure at the cube
+    and score of ``cube`` (:mod:`bgnet.cube.checker`), by cubeless equity without it."""
     from bgnet.engine.movegen import generate
     from bgnet.engine.notation import format_move, parse_move
 
@@ -666,7 +686,14 @@ def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
             if j is not None and j not in picks:
                 picks.append(j)
     else:
-        value = np.asarray(equity(_afterstate_probs(bot, after)), np.float64)
+        probs = _afterstate_probs(bot, after)
+        if cube is None:
+            value = np.asarray(equity(probs), np.float64)
+        else:
+            from bgnet.cube.checker import measure_for
+
+            measure = measure_for(cube.ctx.replace(dice=(0, 0)), cube.met, cube.efficiency)
+            value = measure.values(probs, after)
         picks = list(np.argsort(-value, kind="stable")[:max(1, int(top))])
     return [(after[j], steps[j], format_move(steps[j], board)) for j in picks]
 
@@ -699,11 +726,11 @@ def rollout_moves(bot: Bot, board, d1: int, d2: int, settings: RolloutSettings =
     from bgnet.engine import position_id
 
     board = np.ascontiguousarray(board, np.int8).reshape(2, 25)
-    cands = candidate_moves(bot, board, d1, d2, top, named)
+    cube, settings = _with_cube(cube, settings)
+    cands = candidate_moves(bot, board, d1, d2, top, named, cube)
     if not cands:
         raise ValueError(f"no legal move with {d1}{d2}: the turn passes, there is nothing to roll out")
     roots = np.stack([a[::-1] for a, _, _ in cands])
-    cube, settings = _with_cube(cube, settings)
     opp_cube = None
     if cube is not None:
         other = 1 - cube.ctx.player_on_roll

@@ -9,6 +9,11 @@ the most the game can still give, and hints list moves without equities.
 
 Cube decisions are :func:`bgnet.cube.decide_context` on the judge's cubeless probabilities with
 the bot's cube settings (match equity table, cube efficiency).
+
+Where the cube and score are known (a context: the mover on roll), moves are chosen and ranked by
+the match's own measure (:mod:`bgnet.cube.checker`): cubeful equity at the score in a match (EMG,
+with the match winning chances beside it), cubeful money equity with the cube. ``cubeful=False``
+keeps the cubeless choice and ranking, as without a context.
 """
 from __future__ import annotations
 
@@ -28,14 +33,19 @@ from bgnet.nn.probs import flip, terminal_probs
 
 @dataclass(frozen=True)
 class RankedMove:
-    """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, and
-    the mover's cubeless probabilities and equity after it (None without a judge)."""
+    """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, the
+    mover's cubeless probabilities and cubeless money equity after it, and its ``value`` by the
+    measure the moves are ranked by (:func:`bgnet.cube.checker.describe` names it; the cubeless
+    equity again without a cube), with the match winning chances it leaves in a match (``mwc``).
+    The figures are None without a judge."""
 
     notation: str
     steps: tuple[tuple[int, int], ...]
     after: np.ndarray
     probabilities: tuple[float, ...] | None = None
     equity: float | None = None
+    value: float | None = None
+    mwc: float | None = None
 
 
 def can_evaluate(bot: Bot) -> bool:
@@ -54,10 +64,12 @@ class Advisor:
     0-ply net if installed, else none) gives probabilities. ``note`` says in words where the
     judge came from, for the person at the table."""
 
-    def __init__(self, bot: Bot, judge: Bot | None | Literal["auto"] = "auto"):
+    def __init__(self, bot: Bot, judge: Bot | None | Literal["auto"] = "auto", *,
+                 cubeful: bool = True):
         self.bot = bot
         self.note = ""
         self.judge = self._default_judge() if isinstance(judge, str) else judge
+        self.cubeful = bool(cubeful)
 
     def _default_judge(self) -> Bot | None:
         if can_evaluate(self.bot):
@@ -77,28 +89,49 @@ class Advisor:
 
     # -- moves ---------------------------------------------------------------------------------
 
-    def choose(self, board: np.ndarray, d1: int, d2: int) -> tuple[np.ndarray, tuple] | None:
-        """The bot's move: (afterstate, steps), or None when no move is legal."""
+    def context(self, ctx: MatchContext | None) -> MatchContext | None:
+        """The context moves are chosen and ranked in: ``ctx``, or None (cubeless) when this
+        advisor keeps the cubeless choice."""
+        return ctx if self.cubeful else None
+
+    def measure(self, ctx: MatchContext | None):
+        """The :class:`bgnet.cube.checker.MoveMeasure` of moves played in ``ctx`` (the mover on
+        roll; None: cubeless), with the judge's cube settings."""
+        from bgnet.cube.checker import measure_for
+
+        met, efficiency = (self.judge or self.bot).cube_settings()
+        return measure_for(self.context(ctx), met, efficiency)
+
+    def choose(self, board: np.ndarray, d1: int, d2: int,
+               ctx: MatchContext | None = None) -> tuple[np.ndarray, tuple] | None:
+        """The bot's move: (afterstate, steps), or None when no move is legal. With ``ctx`` (the
+        mover on roll) the bot chooses by the match's own measure."""
         if len(generate(board, d1, d2)[0]) == 0:
             return None
-        after, steps = self.bot.choose_moves(np.ascontiguousarray(board, np.int8)[None],
-                                             np.array([[d1, d2]], np.int64))
+        boards = np.ascontiguousarray(board, np.int8)[None]
+        dice = np.array([[d1, d2]], np.int64)
+        ctx = self.context(ctx)
+        if ctx is None:
+            after, steps = self.bot.choose_moves(boards, dice)
+        else:
+            after, steps = self.bot.choose_moves_with_cube(boards, dice, ctx)
         return after[0], _steps(steps[0])
 
-    def ranked_moves(self, board: np.ndarray, d1: int, d2: int) -> list[RankedMove]:
-        """Every legal move, best first by the judge's cubeless equity (the generator's order
-        without a judge); empty when no move is legal."""
+    def ranked_moves(self, board: np.ndarray, d1: int, d2: int,
+                     ctx: MatchContext | None = None) -> list[RankedMove]:
+        """Every legal move, best first by the judge's measure in ``ctx`` (cubeless equity
+        without one; the generator's order without a judge); empty when no move is legal."""
+        measure = self.measure(ctx)
         if self.judge is not None and hasattr(self.judge, "ranked_moves"):
-            ranked = self.judge.ranked_moves(board, d1, d2)
-            return [_ranked(board, a, s, p) for a, s, p in ranked]
+            ranked = self.judge.ranked_moves(board, d1, d2, context=self.context(ctx))
+            return rank_moves(board, ranked, measure, keep_order=True)
         after, steps = generate(board, d1, d2)
         if len(after) == 0:
             return []
         if self.judge is None:
             return [RankedMove(format_move(s, board), _steps(s), a) for a, s in zip(after, steps)]
         probs = self.afterstate_probabilities(after)
-        order = np.argsort(-money_equity(probs), kind="stable")
-        return [_ranked(board, after[i], steps[i], probs[i]) for i in order]
+        return rank_moves(board, list(zip(after, steps, probs)), measure)
 
     def afterstate_probabilities(self, after: np.ndarray) -> np.ndarray:
         """The mover's probabilities after each afterstate ``[opponent, mover]``: finished games
@@ -175,10 +208,23 @@ def _steps(raw) -> tuple[tuple[int, int], ...]:
     return tuple((int(a), int(b)) for a, b in np.asarray(raw).reshape(-1, 2) if a >= 0)
 
 
-def _ranked(board, after, steps, probs) -> RankedMove:
-    p = tuple(float(x) for x in np.asarray(probs, np.float64).reshape(5))
-    return RankedMove(format_move(steps, board), _steps(steps), np.asarray(after),
-                      p, float(money_equity(np.array(p))))
+def rank_moves(board: np.ndarray, moves, measure, keep_order: bool = False) -> list[RankedMove]:
+    """:class:`RankedMove` of each (afterstate, steps, mover's probabilities) played from
+    ``board``, valued by ``measure`` (:class:`bgnet.cube.checker.MoveMeasure` of the position),
+    best first (``keep_order``: in the order given, already ranked by a search)."""
+    if not moves:
+        return []
+    after = np.stack([np.asarray(a) for a, _, _ in moves])
+    probs = np.array([np.asarray(p, np.float64).reshape(5) for _, _, p in moves])
+    values = measure.values(probs, after)
+    order = range(len(moves)) if keep_order else np.argsort(-values, kind="stable")
+    out = []
+    for i in order:
+        p = tuple(float(x) for x in probs[i])
+        out.append(RankedMove(format_move(moves[i][1], board), _steps(moves[i][1]), after[i], p,
+                              float(money_equity(probs[i])), float(values[i]),
+                              measure.to_mwc(float(values[i]))))
+    return out
 
 
-__all__ = ["Advisor", "RankedMove", "can_evaluate", "most_possible"]
+__all__ = ["Advisor", "RankedMove", "can_evaluate", "most_possible", "rank_moves"]

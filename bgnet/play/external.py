@@ -33,9 +33,10 @@ refused, so it is always taken. Seeing it needs to know which player the connect
 the first line that is not a double answer tells. Resignations GNU Backgammon settles itself; it
 never asks the external player.
 
-Decisions are the bot's (:class:`~bgnet.play.advisor.Advisor`): its move, and the cube by
-:func:`bgnet.cube.decide_context`; the Crawford game never reaches the cube questions, since
-GNU Backgammon asks them only when doubling is allowed.
+Decisions are the bot's (:class:`~bgnet.play.advisor.Advisor`): its move, chosen by the match's
+own measure at the score and cube the line gives (:mod:`bgnet.cube.checker`; ``--cubeless-play``
+keeps the cubeless choice), and the cube by :func:`bgnet.cube.decide_context`; the Crawford game
+never reaches the cube questions, since GNU Backgammon asks them only when doubling is allowed.
 """
 from __future__ import annotations
 
@@ -257,7 +258,7 @@ class ExternalPlayer:
             return "take" if self.advisor.wants_take(req.board, req.context) else "drop"
         if req.kind == "cube":
             return "double" if self.advisor.wants_double(req.board, req.context) else "roll"
-        choice = self.advisor.choose(req.board, *req.dice)
+        choice = self.advisor.choose(req.board, *req.dice, req.context)
         return "" if choice is None else move_text(choice[1])
 
 
@@ -332,6 +333,10 @@ def serve_main(argv: list[str]) -> int:
     p.add_argument("--ply", type=int, help="search depth of a network bot (0, 1, 2) or gnubg")
     p.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=True,
                    help="money games use the Jacoby rule (GNU Backgammon's default: on)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="choose checker plays by cubeless money equity (default: by the match's "
+                        "own measure, cubeful match winning chances at the score or cubeful money "
+                        "equity)")
     p.add_argument("--verbose", action="store_true", help="print every line received and answered")
     a = p.parse_args(argv)
     if not 0 < a.port < 65536:
@@ -344,7 +349,7 @@ def serve_main(argv: list[str]) -> int:
         p.error(str(e))
     bot = load_bot_arg(spec)
     log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
-    advisor = Advisor(bot)
+    advisor = Advisor(bot, cubeful=not a.cubeless_play)
     try:
         server = ExternalServer((a.host, a.port), ExternalPlayer(advisor, jacoby=a.jacoby, log=log))
     except OSError as e:

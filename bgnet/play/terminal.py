@@ -14,8 +14,10 @@ asks for:
   with equities and probabilities, or its cube advice), ``board``, ``help``, ``save FILE.mat``,
   ``save FILE.sgf``, ``quit`` (which offers to save).
 
-The bot moves, doubles, takes and drops by :class:`~bgnet.play.advisor.Advisor`; the rules, the
-Crawford game and the score are :class:`~bgnet.engine.game.Match`'s. With ``--save`` the match is
+The bot moves, doubles, takes and drops by :class:`~bgnet.play.advisor.Advisor`: its checker
+plays, and the moves a hint ranks, by the match's own measure (cubeful equity at the score in a
+match, cubeful money equity in money play; ``--cubeless-play`` keeps cubeless money equity).
+The rules, the Crawford game and the score are :class:`~bgnet.engine.game.Match`'s. With ``--save`` the match is
 written after every game and when you quit: a ``.mat`` file (which GNU Backgammon imports), or
 GNU Backgammon's own ``.sgf`` when the name ends so (``load match``).
 """
@@ -143,7 +145,7 @@ class PlaySession:
                 return
             game.roll(player=BOT)
         rolled = _dice(game)
-        choice = self.advisor.choose(game.board, *game.dice)
+        choice = self.advisor.choose(game.board, *game.dice, game.context())
         game.play(None if choice is None else choice[0], player=BOT)
         played = game.record.actions[-1].notation
         self.write(f"{self.bot_name} rolls {rolled} and "
@@ -288,7 +290,7 @@ class PlaySession:
             self._hint_cube(game)
 
     def _hint_moves(self, game: Game, n: int) -> None:
-        ranked = self.advisor.ranked_moves(game.board, *game.dice)
+        ranked = self.advisor.ranked_moves(game.board, *game.dice, game.context())
         if not ranked:
             self.write("No legal move.")
             return
@@ -532,6 +534,10 @@ def play_main(argv: list[str]) -> int:
                         "Backgammon's own format)")
     p.add_argument("--name", type=_check_name, default="You", help="your name in the saved match")
     p.add_argument("--hints", type=_positive, default=5, help="moves shown by hint (default 5)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="the bot chooses and hints rank checker plays by cubeless money equity "
+                        "(default: by the match's own measure, cubeful equity at the score or "
+                        "cubeful money equity)")
     a = p.parse_args(argv)
     if a.save is not None and Path(a.save).exists():
         p.error(f"{a.save} already exists: choose another file for --save (bgnet play does not "
@@ -541,7 +547,7 @@ def play_main(argv: list[str]) -> int:
     except ValueError as e:
         p.error(str(e))
     bot = load_bot_arg(spec)
-    session = PlaySession(Advisor(bot), match_length=a.match, games=a.games, seed=a.seed,
+    session = PlaySession(Advisor(bot, cubeful=not a.cubeless_play), match_length=a.match, games=a.games, seed=a.seed,
                           name=a.name, jacoby=a.jacoby, save_path=a.save, hints=a.hints)
     try:
         return session.run()

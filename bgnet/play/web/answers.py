@@ -7,6 +7,12 @@ valued again before they are listed). A bot that only
 chooses moves (pubeval, random) puts its choice first; its probabilities, and the order of the
 other moves, come from the judge of :class:`~bgnet.play.advisor.Advisor` (GNU Backgammon's 0-ply
 net when installed). Answers name the evaluator they used.
+
+Where a request gives the cube and score (a Match ID, an XGID, wildbg's ``x_away``/``o_away``),
+moves are chosen and ranked by the match's own measure (:mod:`bgnet.cube.checker`): cubeful
+equity at the score in a match (EMG, the match winning chances beside it), cubeful money equity
+with the cube; answers name the measure (``ranked_by``) and keep the cubeless equity beside it.
+Without them, or for a server started with ``cubeful=False``, moves rank by cubeless equity.
 """
 from __future__ import annotations
 
@@ -26,9 +32,9 @@ MAX_PLY = 2  # net bots search at 0, 1 or 2 ply
 class Answers:
     """The bot's answers; ``default_ply`` is the search depth used when a request names none."""
 
-    def __init__(self, bot, default_ply: int | None = None):
+    def __init__(self, bot, default_ply: int | None = None, cubeful: bool = True):
         self.bot = bot
-        self.advisor = Advisor(bot)
+        self.advisor = Advisor(bot, cubeful=cubeful)
         self.default_ply = default_ply
         self.searches = hasattr(bot, "ranked_moves")  # net bots: a ply per request
 
@@ -56,34 +62,49 @@ class Answers:
         return self.evaluator
 
     # -- moves -----------------------------------------------------------------------------------
-    def ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None):
+    def measure(self, ctx: MatchContext | None):
+        """The measure moves played in ``ctx`` are ranked by (see the module docstring); a
+        context whose match is over is refused (400)."""
+        try:
+            return self.advisor.measure(ctx)
+        except ValueError as e:
+            raise bad(f"cannot rank moves in this match state: {e}") from None
+
+    def ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None,
+               ctx: MatchContext | None = None):
         """Every legal move best first: (afterstate, steps, probabilities or None).
 
         Net bots rank every move themselves at ``ply``. Other bots only choose one: theirs comes
-        first, the rest follow in the evaluator's order (the generator's without one)."""
+        first, the rest follow in the evaluator's order (the generator's without one). ``ctx``
+        (the mover on roll): rank by the match's own measure."""
+        self.measure(ctx)  # a bad context is refused before the bot is asked
         if self.searches:
             return [(a, s, np.asarray(p, np.float64))
-                    for a, s, p in self.bot.ranked_moves(board, d1, d2, ply)]
-        moves = self.advisor.ranked_moves(board, d1, d2)
+                    for a, s, p in self.bot.ranked_moves(board, d1, d2, ply,
+                                                         context=self.advisor.context(ctx))]
+        moves = self.advisor.ranked_moves(board, d1, d2, ctx)
         if moves:
-            choice = self.advisor.choose(board, d1, d2)
+            choice = self.advisor.choose(board, d1, d2, ctx)
             assert choice is not None  # a move is legal, so the bot has one
             chosen = choice[0]
             moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
         return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
                 for m in moves]
 
-    def valued(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int):
+    def valued(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int,
+               ctx: MatchContext | None = None):
         """(number of legal moves, the best ``limit`` of them as (afterstate, steps,
         probabilities)), every one valued at ``ply``: a net bot's search values only its few
         best candidates that deep, so the others listed are valued again, and the list is
-        ordered by those values."""
-        ranked = self.ranked(board, d1, d2, ply)
+        ordered by those values (by the measure of ``ctx``)."""
+        ranked = self.ranked(board, d1, d2, ply, ctx)
         top = ranked[:limit]
         if self.searches and ply and top:
-            probs = self._afterstates_at(np.stack([a for a, _, _ in top]), ply)
-            top = [(a, s, p) for (a, s, _), p in zip(top, probs)]
-            top.sort(key=lambda m: -float(money_equity(m[2])))  # stable: ties keep the bot's order
+            after = np.stack([a for a, _, _ in top])
+            probs = self._afterstates_at(after, ply)
+            values = self.measure(ctx).values(probs, after)
+            order = np.argsort(-values, kind="stable")  # ties keep the bot's order
+            top = [(top[i][0], top[i][1], probs[i]) for i in order]
         return len(ranked), top
 
     def _afterstates_at(self, after: np.ndarray, ply: int) -> np.ndarray:
@@ -109,31 +130,47 @@ class Answers:
             return ply
         return getattr(self.evaluator, "ply", None) if self.evaluator is not None else None
 
-    def moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int) -> dict:
-        count, top = self.valued(board, d1, d2, ply, limit)
+    def moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int,
+              ctx: MatchContext | None = None) -> dict:
+        count, top = self.valued(board, d1, d2, ply, limit, ctx)
         depth = self.values_ply(ply)
+        measure = self.measure(ctx)
         out = []
         for rank, (after, steps, probs) in enumerate(top, 1):
+            value = None if probs is None else float(measure.values(probs[None], after[None])[0])
+            mwc = None if value is None else measure.to_mwc(value)
             out.append({
                 "rank": rank,
                 "notation": format_move(steps, board),
                 "play": steps_list(steps),
                 "next_position_id": next_position_id(after),
+                "value": None if value is None else round(value, 6),
+                "match_winning_chances": None if mwc is None else round(mwc, 6),
                 "equity": None if probs is None else round(float(money_equity(probs)), 6),
                 "probabilities": None if probs is None else probs_dict(probs),
                 "ply": None if probs is None else depth,
             })
         return {"position_id": position_id(board), "dice": [d1, d2], "ply": depth,
                 "legal_moves": count, "bot": self.bot.name,
-                "evaluator": getattr(self.evaluator, "name", None), "moves": out}
+                "evaluator": getattr(self.evaluator, "name", None),
+                "ranked_by": self.ranked_by(ctx), "moves": out}
 
-    def wildbg_moves(self, board: np.ndarray, d1: int, d2: int) -> dict:
-        """wildbg's ``/move``: every legal move best first; one empty play when none is legal."""
+    def ranked_by(self, ctx: MatchContext | None) -> str:
+        """The name of the measure moves played in ``ctx`` are ranked by (see
+        :func:`bgnet.cube.checker.describe`)."""
+        from bgnet.cube.checker import describe
+
+        return describe(self.advisor.context(ctx))
+
+    def wildbg_moves(self, board: np.ndarray, d1: int, d2: int,
+                     ctx: MatchContext | None = None) -> dict:
+        """wildbg's ``/move``: every legal move best first (by the match's own measure at the
+        score of ``ctx``, cubeless without it); one empty play when none is legal."""
         if len(generate(board, d1, d2)[0]) == 0:
             probs = self._after_probs(board)
             return {"moves": [{"play": [], "probabilities": wildbg_probs(probs)}]}
         moves = []
-        for after, steps, probs in self.ranked(board, d1, d2, self.default_ply):
+        for after, steps, probs in self.ranked(board, d1, d2, self.default_ply, ctx):
             if probs is None:
                 probs = self.advisor.afterstate_probabilities(after[None])[0] \
                     if self.evaluator is not None else np.zeros(5)

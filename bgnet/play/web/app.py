@@ -147,25 +147,37 @@ def _away_context(x_away: int | None, o_away: int | None) -> MatchContext:
                         score=(length - o_away, length - x_away))
 
 
+def _match_context(match_id: str) -> MatchContext:
+    """The context of a ``match_id`` query parameter; a bad one is refused (400)."""
+    from bgnet.formats.match_id import match_context_from_id
+
+    try:
+        return match_context_from_id(match_id.strip())
+    except ValueError as e:
+        raise ApiError(400, f"match_id {match_id!r}: {e}") from None
+
+
 # ---------------------------------------------------------------------------------------------
 # the application
 
 
 def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_waiting: int = 64,
-               max_games: int = 500, seed=None, warm: bool = True) -> FastAPI:
+               max_games: int = 500, seed=None, warm: bool = True,
+               cubeful_play: bool = True) -> FastAPI:
     """The server for ``bot`` (default: the bot shipped with bgnet) searching at ``ply``.
 
     ``timeout``: seconds a request waits for the bot (then 504); ``max_waiting``: bot calls
     queued before requests get 503; ``max_games``: games kept for the play page (the one idle
     longest is dropped first); ``seed``: the dice of the page's games (tests); ``warm``: make
-    one bot call at start-up so the first request does not pay for compiling.
+    one bot call at start-up so the first request does not pay for compiling; ``cubeful_play``
+    False: moves rank by cubeless money equity even where the cube and score are given.
     """
     if bot is None:
         from bgnet.bots.base import Bot
 
         bot = Bot.load(ply=ply or 0)
     service = BotService(bot, timeout=timeout, max_waiting=max_waiting)
-    answers = Answers(bot, ply)
+    answers = Answers(bot, ply, cubeful=cubeful_play)
     games = GameStore(answers, service, max_games=max_games, seed=seed)
     app = FastAPI(title="bgnet", version=_version(), docs_url=None, redoc_url=None,
                   description=f"The backgammon bot {bot.name}: bgnet's API under /api/v1/, "
@@ -241,8 +253,11 @@ def _add_wildbg_routes(app: FastAPI, service: BotService, answers: Answers) -> N
     async def get_move(**kw):
         d1, d2 = check_die(kw["die1"], "die1"), check_die(kw["die2"], "die2")
         board = board_from_wildbg(kw)
+        # Moves rank by the match's own measure at the score given, cubelessly without one.
+        x_away, o_away = kw.get("x_away"), kw.get("o_away")
+        ctx = None if x_away is None and o_away is None else _away_context(x_away, o_away)
         # Answered as it is: FastAPI's generic encoding of a long list costs more than the bot.
-        return JSONResponse(await service.call(answers.wildbg_moves, board, d1, d2))
+        return JSONResponse(await service.call(answers.wildbg_moves, board, d1, d2, ctx))
 
     async def get_eval(**kw):
         board = board_from_wildbg(kw)
@@ -269,22 +284,31 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
         return answers.describe()
 
     @app.get("/api/v1/moves", tags=["bgnet"],
-             dependencies=[Depends(only("position_id", "xgid", "dice", "ply", "limit"))],
+             dependencies=[Depends(only("position_id", "match_id", "xgid", "dice", "ply", "limit"))],
              response_model=Moves, responses=ERRORS,
              summary="the legal moves of a position, best first, each valued at the ply asked")
-    async def moves(position_id: str | None = pid_q, xgid: str | None = xgid_q,
+    async def moves(position_id: str | None = pid_q,
+                    match_id: str | None = Query(None, description="GNU Backgammon Match ID (cube, "
+                                                 "score, match length): moves rank by the "
+                                                 "match's own measure"),
+                    xgid: str | None = xgid_q,
                     dice: str | None = Query(None, description="the roll, e.g. 31 or 3-1 "
                                              "(default: the dice of the XGID)"),
                     ply: int | None = ply_q,
                     limit: int = Query(10, ge=1, le=1000, description="moves to list")):
         board, ctx = one_position(position_id, xgid)
+        if match_id is not None:
+            if ctx is not None:
+                raise ApiError(400, "the position already carries the cube and score: leave out "
+                                    "match_id")
+            ctx = _match_context(match_id)
         if dice is not None:
             d1, d2 = parse_dice(dice)
         elif ctx is not None and ctx.dice[0]:
             d1, d2 = ctx.dice
         else:
             raise ApiError(400, "give the dice, e.g. dice=31")
-        return await service.call(answers.moves, board, d1, d2, answers.ply(ply), limit)
+        return await service.call(answers.moves, board, d1, d2, answers.ply(ply), limit, ctx)
 
     @app.get("/api/v1/evaluate", tags=["bgnet"],
              dependencies=[Depends(only("position_id", "xgid", "ply"))],
@@ -308,12 +332,7 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
             if match_id is None:
                 raise ApiError(400, "give match_id with position_id (e.g. cAkAAAAAAAAA for "
                                     "money with a centred cube)")
-            from bgnet.formats.match_id import match_context_from_id
-
-            try:
-                ctx = match_context_from_id(match_id.strip())
-            except ValueError as e:
-                raise ApiError(400, f"match_id {match_id!r}: {e}") from None
+            ctx = _match_context(match_id)
         elif match_id is not None:
             raise ApiError(400, "an XGID carries the cube and score: leave out match_id")
         return await service.call(answers.cube, board, ctx, answers.ply(ply))

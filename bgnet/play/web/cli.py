@@ -63,6 +63,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-games", type=_positive, default=500,
                    help="games kept for the play page; the longest idle is dropped (default 500)")
     p.add_argument("--seed", type=int, help="seed of the page's dice (default: random)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="rank and choose checker plays by cubeless money equity even where a "
+                        "request or game gives the cube and score (default: by the match's own "
+                        "measure there)")
     return p
 
 
@@ -137,7 +141,7 @@ def serve_main(argv: list[str]) -> int:
     from bgnet.play.web.app import create_app
 
     app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,
-                     max_games=a.max_games, seed=a.seed)
+                     max_games=a.max_games, seed=a.seed, cubeful_play=not a.cubeless_play)
     shown = f"[{a.host}]" if ":" in a.host else a.host
     print(f"Serving {bot.name} at http://{shown}:{a.port}/ (API described at /docs); "
           "Ctrl-C stops.", file=sys.stderr)

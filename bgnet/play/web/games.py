@@ -234,15 +234,22 @@ class WebGame:
     def _hint(self, body):
         g = self.game
         if g.phase == MOVE and g.turn == HUMAN:
-            ply = self.answers.ply(None)
-            count, top = self.answers.valued(g.board, max(g.dice), min(g.dice), ply, HINT_MOVES)
-            moves = [{"notation": format_move(s, g.board),
-                      "equity": None if p is None else round(float(money_equity(p)), 4),
-                      "cubeful_equity": None,
-                      "probabilities": None if p is None else probs_dict(p)}
-                     for a, s, p in top]
+            ply, ctx = self.answers.ply(None), g.context()
+            count, top = self.answers.valued(g.board, max(g.dice), min(g.dice), ply, HINT_MOVES, ctx)
+            measure = self.answers.measure(ctx)
+            moves = []
+            for a, s, p in top:
+                value = None if p is None else float(measure.values(p[None], a[None])[0])
+                mwc = None if value is None or measure.cubeless else measure.to_mwc(value)
+                moves.append({"notation": format_move(s, g.board),
+                              "equity": None if p is None else round(float(money_equity(p)), 4),
+                              "cubeful_equity": None if measure.cubeless or value is None
+                              else round(value, 4),
+                              "mwc": None if mwc is None else round(mwc, 4),
+                              "probabilities": None if p is None else probs_dict(p)})
             self.hint = {"moves": moves, "legal_moves": count, "ply": self.answers.values_ply(ply),
-                         "by": getattr(self.answers.evaluator, "name", None)}
+                         "by": getattr(self.answers.evaluator, "name", None),
+                         "ranked_by": self.answers.ranked_by(ctx)}
         else:
             lines: list[str] = []
             write, self.session.write = self.session.write, lines.append

@@ -69,6 +69,12 @@ class RankedMove(_Answer):
     notation: str = Field(description="standard notation, e.g. 8/5 6/5")
     play: list[Step] = Field(description="one step per die played")
     next_position_id: str = Field(description="the Position ID after the move, the opponent on roll")
+    value: float | None = Field(None, description="the move's value by the measure the list is ranked "
+                                                  "by (the answer's ranked_by): EMG at the score in a "
+                                                  "match, cubeful money equity with a cube, cubeless "
+                                                  "money equity without one")
+    match_winning_chances: float | None = Field(None, description="the mover's match winning chances "
+                                                                  "after the move (match play only)")
     equity: float | None = Field(description="cubeless money equity after the move (mover's view); "
                                              "null when the bot cannot evaluate and no judge is installed")
     probabilities: Probabilities | None
@@ -83,6 +89,9 @@ class Moves(_Answer):
     legal_moves: int = Field(description="how many legal moves the position has (the list may be shorter)")
     bot: str
     evaluator: str | None = Field(description="whose probabilities these are")
+    ranked_by: str = Field("cubeless money equity",
+                           description="what the moves are ranked by: the match's own measure where "
+                                       "the cube and score are given (a Match ID or XGID)")
     moves: list[RankedMove]
 
 
@@ -226,8 +235,12 @@ class BotMove(_Answer):
 class HintMove(_Answer):
     notation: str
     equity: float | None = Field(description="cubeless money equity after the move")
-    cubeful_equity: float | None = Field(None, description="cubeful equity after the move, where the "
-                                                           "judge gives one")
+    cubeful_equity: float | None = Field(None, description="cubeful equity after the move, what the "
+                                                           "moves are ranked by with the cube: EMG at "
+                                                           "the score in a match, cubeful money "
+                                                           "equity in money play")
+    mwc: float | None = Field(None, description="the mover's match winning chances after the move "
+                                                "(match play only)")
     probabilities: Probabilities | None
 
 
@@ -235,6 +248,8 @@ class Hint(_Answer):
     moves: list[HintMove] | None = Field(None, description="a checker play: the best moves, best first")
     legal_moves: int | None = None
     by: str | None = Field(None, description="whose values these are")
+    ranked_by: str | None = Field(None, description="what the moves are ranked by (the match's own "
+                                                    "measure with the cube, else cubeless equity)")
     ply: int | None = Field(None, description="the depth of every value listed")
     text: list[str] | None = Field(None, description="a cube decision: the advice, in lines")
 
