@@ -9,6 +9,11 @@
   seen: the positions come from pubeval self-play (pubeval does not fill gnubg's cache), and
   both bots are warmed up on other positions first.
 
+* a match-aware 0-ply decision: ``Bot.best_move`` with a Match ID (7-point match, 3-away
+  5-away, cube 2 owned by the opponent: moves valued by cubeful equity at the score) beside the
+  same bot's cubeless ``best_move``, on the same distinct positions, each timed once; their
+  ratio (the goal is at most 1.3).
+
 Everything runs in this one process on one core (numba and the BLAS libraries limited to one
 thread). ``--bot PATH`` times another exported bot or checkpoint's ``best_move`` instead of the
 shipped bot's (``--only best_move`` skips the ``legal_moves`` part).
@@ -108,6 +113,42 @@ def bench_best_move(positions, warmup: int, bot_path: str | None = None) -> None
     print(f"  ratio bgnet / gnubg : {r_bgnet / r_gnubg:9.2f} (decisions a second)")
 
 
+def bench_match_aware(positions, warmup: int, bot_path: str | None = None) -> None:
+    import bgnet
+    from bgnet.engine.position_id import position_id
+    from bgnet.engine.state import MatchContext
+    from bgnet.formats.match_id import match_id
+
+    bot = bgnet.Bot.load(bot_path)
+    ctx = MatchContext(cube_value=2, cube_owner=0, player_on_roll=1, turn=1, match_length=7,
+                       score=(2, 4))
+    mid = match_id(ctx)
+    warm, timed = positions[:warmup], positions[warmup:]
+    for b, d1, d2 in warm:
+        bot.best_move(position_id(b), d1, d2)
+        bot.best_move(position_id(b), d1, d2, match_id=mid)
+    calls = [(position_id(b), d1, d2) for b, d1, d2 in timed]
+    best = bot.best_move
+    half = len(calls) // 2  # each half timed both ways, in turn, so neither gets the warmer cache
+    t_plain = t_match = 0.0
+    for part, first in ((calls[:half], "plain"), (calls[half:], "match")):
+        for kind in (first, "match" if first == "plain" else "plain"):
+            t = time.perf_counter()
+            if kind == "plain":
+                for c in part:
+                    best(*c)
+                t_plain += time.perf_counter() - t
+            else:
+                for c in part:
+                    best(*c, match_id=mid)
+                t_match += time.perf_counter() - t
+    n = len(calls)
+    print(f"match-aware best_move at 0-ply over {n} distinct positions ({bot.name}; Match ID {mid})")
+    print(f"  cubeless            : {t_plain / n * 1e6:7.1f} us a decision")
+    print(f"  at the score        : {t_match / n * 1e6:7.1f} us a decision")
+    print(f"  ratio match / plain : {t_match / t_plain:7.2f} (time a decision; goal <= 1.3)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--positions", type=int, default=20_000, help="positions for legal_moves")
@@ -115,13 +156,15 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bot", help="exported bot or checkpoint to time (default: the shipped bot)")
-    ap.add_argument("--only", choices=["legal_moves", "best_move"], help="run one part")
+    ap.add_argument("--only", choices=["legal_moves", "best_move", "match"], help="run one part")
     a = ap.parse_args()
     positions = distinct_positions(max(a.positions, a.decisions + 500), a.seed)
-    if a.only != "best_move":
+    if a.only in (None, "legal_moves"):
         bench_legal_moves(positions[:a.positions], a.repeats)
-    if a.only != "legal_moves":
+    if a.only in (None, "best_move"):
         bench_best_move(positions[:a.decisions + 500], warmup=500, bot_path=a.bot)
+    if a.only in (None, "match"):
+        bench_match_aware(positions[:a.decisions + 500], warmup=500, bot_path=a.bot)
     return 0
 
 

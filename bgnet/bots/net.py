@@ -187,10 +187,16 @@ class NetBot(Bot):
             return None
         from bgnet.cube.checker import MoveMeasure, measure_for
 
-        met, efficiency = self.cube_settings()
         if isinstance(contexts, MatchContext):
-            measure = measure_for(contexts, met, efficiency)
+            kept = self.__dict__.setdefault("_measures", {})  # per context: a decision's hot path
+            measure = kept.get(contexts)
+            if measure is None:
+                if len(kept) >= 1024:
+                    kept.clear()
+                met, efficiency = self.cube_settings()
+                measure = kept[contexts] = measure_for(contexts, met, efficiency)
         else:
+            met, efficiency = self.cube_settings()
             measure = MoveMeasure(list(contexts), met, efficiency)
         return None if measure.cubeless else measure
 
