@@ -126,23 +126,30 @@ def output_dir_arg(text: str) -> str:
     return text
 
 
-def load_bot_arg(spec: str, device: str = "cpu"):
-    """Load the bot that ``spec`` names on a command line (see :func:`bgnet.bots.load_bot`).
+def load_bot_arg(spec: str | None, device: str = "cpu", ply: int | None = None):
+    """Load the bot that ``spec`` names on a command line (None: the shipped default bot), at
+    ``ply`` when a ``--ply`` was given (:func:`bgnet.bots.with_ply`, the one resolver of a bot
+    and a depth; see :func:`bgnet.bots.load_bot` for the forms).
 
     A name that is neither a built-in bot nor a file raises :class:`BadArgument` listing the
-    built-in ones; a missing bot file raises :class:`BadInputFile`, as a corrupt one does (the
-    loaders' own errors, which name the file). Other ``ValueError``s of the loader are mistakes
-    in the spec (``gnubg:x``) and become :class:`BadArgument`."""
-    from bgnet.bots import BUILTIN_SPECS, load_bot
+    built-in ones; a missing bot file (a shipped bot missing from the installation included)
+    raises :class:`BadInputFile`, as a corrupt one does (the loaders' own errors, which name the
+    file). Other ``ValueError``s of the loader are mistakes in the spec (``gnubg:x``) and become
+    :class:`BadArgument`."""
+    from bgnet.bots import BUILTIN_SPECS, load_bot, with_ply
+    from bgnet.bots.load import split_ply
+    from bgnet.resources import SHIPPED_BOTS
 
+    spec = with_ply(spec, ply)
     try:
         return load_bot(spec, device=device)
     except FileNotFoundError as e:
-        path = spec.rpartition("@")[0] if spec.rpartition("@")[2].isdigit() else spec
+        path = split_ply(spec)[0]
         if os.path.exists(path):
             raise  # something the bot needs is missing, not the file named
-        if os.sep in path or "/" in path or os.path.splitext(path)[1]:
-            raise BadInputFile(f"no such bot file: {path!r}") from None
+        if path.lower() in SHIPPED_BOTS or os.sep in path or "/" in path or os.path.splitext(path)[1]:
+            raise BadInputFile(error_line(e) if path.lower() in SHIPPED_BOTS
+                               else f"no such bot file: {path!r}") from None
         raise BadArgument(f"unknown bot {spec!r}: give the path of a checkpoint (.pt) or an "
                           f"exported bot (.onnx), optionally PATH@PLY, or one of "
                           f"{', '.join(BUILTIN_SPECS)}") from e

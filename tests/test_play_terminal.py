@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from bgnet.bots import load_bot
+from bgnet.bots import load_bot, with_ply
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
@@ -20,7 +20,7 @@ from bgnet.engine.sampling import apply_steps, sample_positions
 from bgnet.errors import BadArgument
 from bgnet.formats.mat import load_mat, read_mat
 from bgnet.play.advisor import Advisor
-from bgnet.play.terminal import BOT, HUMAN, PlaySession, play_main, resolve_bot_spec
+from bgnet.play.terminal import BOT, HUMAN, PlaySession, play_main
 
 HINT_RE = re.compile(r"^\s+1\. (.+?)(?:\s{2,}equity.*)?$")
 
@@ -308,14 +308,19 @@ def test_end_of_input_saves_to_the_save_file(tmp_path):
     assert path.exists() and moves_of(load_mat(path)) == moves_of(s.match.record())
 
 
-def test_bot_specs():
-    said = []
-    assert resolve_bot_spec("run/ckpt.pt", 2, said.append) == "run/ckpt.pt@2"
-    assert resolve_bot_spec("run/ckpt.pt@1", 0, said.append) == "run/ckpt.pt@0"
-    assert resolve_bot_spec("gnubg", 1, said.append) == "gnubg:1"
-    assert resolve_bot_spec("random", None, said.append) == "random"
-    with pytest.raises(ValueError, match="no search depth"):
-        resolve_bot_spec("pubeval", 1, said.append)
+def test_bot_specs_with_a_ply():
+    """One resolver turns --bot and --ply into a spec for every verb."""
+    assert with_ply(None, None) == "bgnet-default"
+    assert with_ply(None, 1) == "bgnet-default@1"
+    assert with_ply("run/ckpt.pt", 2) == "run/ckpt.pt@2"
+    assert with_ply("run/ckpt.pt@1", 0) == "run/ckpt.pt@0"
+    assert with_ply("me@home/ckpt.pt", 1) == "me@home/ckpt.pt@1"
+    assert with_ply("gnubg", 1) == "gnubg:1"
+    assert with_ply("random", None) == "random"
+    with pytest.raises(BadArgument, match="no search depth"):
+        with_ply("pubeval", 1)
+    with pytest.raises(BadArgument, match="0 or more"):
+        with_ply("bgnet-deep", -1)
 
 
 # ---------------------------------------------------------------------------------------------

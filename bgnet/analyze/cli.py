@@ -10,42 +10,13 @@ import argparse
 import json
 import re
 
-from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
+from bgnet.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+from bgnet.bots import with_ply
 from bgnet.errors import BadArgument, BadInputFile
 from bgnet.formats.position import FORMATS as POSITION_FORMATS
 
 BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
             "PATH@PLY), or gnubg:N, pubeval, random")
-
-
-def bot_spec(spec: str | None, ply: int | None) -> str:
-    """The bot spec with ``--ply`` applied: ``gnubg:PLY`` or ``PATH@PLY``."""
-    from bgnet.bots import default_bot_path
-    from bgnet.resources import DEFAULT_BOT
-
-    if spec is None:
-        if default_bot_path() is None:
-            raise BadArgument("no bot is installed (checkpoints/bgnet-default.onnx): give one with --bot")
-        spec = DEFAULT_BOT  # named as a person names it, not by the file's path
-    if ply is None:
-        return spec
-    if ply < 0:
-        raise BadArgument(f"--ply must be 0 or more; got {ply}")
-    low = spec.lower()
-    if low == "gnubg" or low.startswith("gnubg:"):
-        return f"gnubg:{ply}"
-    if low in ("pubeval",) or low.startswith("random"):
-        raise BadArgument(f"{spec} has no search depth; --ply applies to net bots and gnubg")
-    return f"{spec.rpartition('@')[0] if '@' in spec and spec.rpartition('@')[2].isdigit() else spec}@{ply}"
-
-
-def load(spec: str):
-    """The bot of a spec, as every verb loads one (:func:`bgnet.arguments.load_bot_arg`): a
-    missing or unreadable bot file is an input error (exit 3), a spec that names nothing a bad
-    argument (exit 2)."""
-    from bgnet.arguments import load_bot_arg
-
-    return load_bot_arg(spec)
 
 
 def parse_dice(text: str) -> tuple[int, int]:
@@ -153,8 +124,8 @@ def _rollout(argv: list[str]) -> int:
     dice = parse_dice(a.dice) if a.dice else None
     if dice is None and ctx is not None and ctx.dice != (0, 0):
         dice = tuple(ctx.dice)
-    spec = bot_spec(a.bot, a.ply)
-    bot = load(spec)
+    spec = with_ply(a.bot, a.ply)
+    bot = load_bot_arg(spec)
     settings = RolloutSettings(trials=a.trials, truncate=a.truncate, seed=a.seed, cycle=not a.no_cycle,
                                luck=not a.no_luck, bearoff=not a.no_bearoff, cubeful=a.cubeful)
     cube = None
@@ -282,8 +253,8 @@ def _analyze(argv: list[str]) -> int:
         raise BadArgument("--jacoby is for .mat files: a .sgf file says whether the Jacoby rule was "
                           "played (RU[Jacoby])")
     records = {f: read_sgf_file(f) for f in sgf}
-    spec = bot_spec(a.bot, a.ply)
-    bot = load(spec)
+    spec = with_ply(a.bot, a.ply)
+    bot = load_bot_arg(spec)
     try:
         judge = Judge(bot, a.ply)
     except ValueError as e:

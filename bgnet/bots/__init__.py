@@ -11,6 +11,13 @@ reference players).
 from __future__ import annotations
 
 from bgnet.bots.base import Bot
-from bgnet.bots.load import BUILTIN_SPECS, DEFAULT_BOT_NAME, default_bot_path, load_bot, load_net_bot  # noqa: F401
+from bgnet.bots.load import (  # noqa: F401
+    BUILTIN_SPECS,
+    DEFAULT_BOT_NAME,
+    default_bot_path,
+    load_bot,
+    load_net_bot,
+    with_ply,
+)
 
-__all__ = ["Bot", "load_bot", "load_net_bot", "default_bot_path", "BUILTIN_SPECS"]
+__all__ = ["Bot", "load_bot", "load_net_bot", "with_ply", "default_bot_path", "BUILTIN_SPECS"]

@@ -110,7 +110,7 @@ def load_bot(spec: str, device: str = "cpu") -> Bot:
 
         gnubg_ply = _parse_int(s.split(":", 1)[1], "the ply", spec) if ":" in s else 0
         return GnubgBot(gnubg_ply)
-    path, ply = _split_ply(s)
+    path, ply = split_ply(s)
     if path.lower() in SHIPPED_BOTS and not os.path.exists(path):
         return load_shipped_bot(path.lower(), ply)
     if not os.path.exists(path):
@@ -126,9 +126,34 @@ def _parse_int(text: str, what: str, spec: str) -> int:
         raise BadArgument(f"{what} in bot spec {spec!r} must be a whole number; got {text!r}") from None
 
 
-def _split_ply(spec: str) -> tuple[str, int | None]:
-    """``PATH@PLY`` -> (PATH, PLY); a path without a numeric ``@`` suffix keeps ``None``."""
+def split_ply(spec: str) -> tuple[str, int | None]:
+    """``PATH@PLY`` -> (PATH, PLY); a path without a numeric ``@`` suffix keeps ``None``.
+
+    >>> split_ply("runs/a/latest.pt@1"), split_ply("bgnet-deep"), split_ply("me@home/bot.onnx")
+    (('runs/a/latest.pt', 1), ('bgnet-deep', None), ('me@home/bot.onnx', None))
+    """
     path, at, ply = spec.rpartition("@")
     if at and path and ply.strip().isdigit():
         return path, int(ply)
     return spec, None
+
+
+def with_ply(spec: str | None, ply: int | None) -> str:
+    """The spec a person gave (None: the shipped default bot) with a ``--ply`` applied: the one
+    place where a command line's bot and depth become a spec for :func:`load_bot`. A depth for a
+    bot without one, or below 0, is a :class:`BadArgument`.
+
+    >>> with_ply(None, None), with_ply("bgnet-deep@2", 1), with_ply("gnubg", 2)
+    ('bgnet-default', 'bgnet-deep@1', 'gnubg:2')
+    """
+    spec = DEFAULT_BOT if spec is None else spec.strip()
+    if ply is None:
+        return spec
+    if ply < 0:
+        raise BadArgument(f"--ply must be 0 or more; got {ply}")
+    low = spec.lower()
+    if low == "gnubg" or low.startswith("gnubg:"):
+        return f"gnubg:{ply}"
+    if low == "pubeval" or low == "random" or low.startswith("random:"):
+        raise BadArgument(f"{spec} has no search depth; --ply applies to net bots and gnubg")
+    return f"{split_ply(spec)[0]}@{ply}"

@@ -341,13 +341,7 @@ def serve_main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if not 0 < a.port < 65536:
         p.error(f"--port must be from 1 to 65535; got {a.port}")
-    from bgnet.play.terminal import resolve_bot_spec
-
-    try:
-        spec = resolve_bot_spec(a.bot, a.ply, print)
-    except ValueError as e:
-        p.error(str(e))
-    bot = load_bot_arg(spec)
+    bot = load_bot_arg(a.bot, ply=a.ply)
     log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
     advisor = Advisor(bot, cubeful=not a.cubeless_play)
     try:

@@ -466,35 +466,6 @@ def _mat_name(name: str) -> str:
 # the command
 
 
-def resolve_bot_spec(spec: str | None, ply: int | None, say: Callable[[str], None]) -> str:
-    """The bot spec to load: ``spec`` with ``ply`` applied, or the default bot. Raises
-    ValueError saying what to pass when there is none."""
-    if spec is None:
-        from bgnet import bots
-
-        finder = getattr(bots, "default_bot_path", None)
-        path = finder() if finder is not None else None
-        if path is not None:
-            spec = str(path)
-        else:
-            try:
-                import gnubg_nn  # noqa: F401
-            except ImportError:
-                raise ValueError("no default bot is installed: pass --bot PATH (a checkpoint or an "
-                                 "exported .onnx bot) or --bot random") from None
-            say("No default bot is installed (checkpoints/bgnet-default.onnx): playing pubeval. "
-                "Pass --bot PATH to play a trained bot.")
-            spec = "pubeval"
-    if ply is None:
-        return spec
-    low = spec.lower()
-    if low == "gnubg" or low.startswith("gnubg:"):
-        return f"gnubg:{ply}"
-    if low in ("pubeval",) or low.startswith("random"):
-        raise ValueError(f"--ply applies to network bots and gnubg; {spec!r} has no search depth")
-    return f"{spec.rpartition('@')[0] if '@' in spec else spec}@{ply}"
-
-
 def _check_name(text: str) -> str:
     if not text.strip() or ":" in text or "\n" in text:
         raise argparse.ArgumentTypeError(f"a name is non-empty text without ':' (a .mat file "
@@ -542,11 +513,7 @@ def play_main(argv: list[str]) -> int:
     if a.save is not None and Path(a.save).exists():
         p.error(f"{a.save} already exists: choose another file for --save (bgnet play does not "
                 "overwrite it)")
-    try:
-        spec = resolve_bot_spec(a.bot, a.ply, print)
-    except ValueError as e:
-        p.error(str(e))
-    bot = load_bot_arg(spec)
+    bot = load_bot_arg(a.bot, ply=a.ply)
     session = PlaySession(Advisor(bot, cubeful=not a.cubeless_play), match_length=a.match, games=a.games, seed=a.seed,
                           name=a.name, jacoby=a.jacoby, save_path=a.save, hints=a.hints)
     try:

@@ -494,7 +494,7 @@ def serve(engine: UbgiEngine, stdin, stdout) -> int:
 def ubgi_main(argv: list[str]) -> int:
     """``bgnet ubgi``: the bot as a UBGI engine on standard input and output."""
     from bgnet.arguments import ArgumentParser, load_bot_arg
-    from bgnet.play.terminal import resolve_bot_spec
+    from bgnet.bots import with_ply
 
     p = ArgumentParser(
         prog="bgnet ubgi",
@@ -513,11 +513,7 @@ def ubgi_main(argv: list[str]) -> int:
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    try:
-        spec = resolve_bot_spec(a.bot, None, log)
-    except ValueError as e:
-        p.error(str(e))
-    engine = UbgiEngine(spec, load_bot_arg, ply=a.ply, jacoby=a.jacoby, version=_version(), log=log)
+    engine = UbgiEngine(with_ply(a.bot, None), load_bot_arg, ply=a.ply, jacoby=a.jacoby, version=_version(), log=log)
     return serve(engine, sys.stdin.buffer, sys.stdout)
 
 

@@ -83,29 +83,13 @@ def check_host(host: str) -> bool:
 
 
 def load(spec: str | None, ply: int | None):
-    """The bot to serve and the ply to search at by default."""
-    from bgnet.bots import load_bot
-    from bgnet.play.terminal import resolve_bot_spec
+    """The bot to serve and the ply its answers search at by default (None for a bot without a
+    search depth), resolved and loaded as every verb loads a bot
+    (:func:`bgnet.arguments.load_bot_arg`)."""
+    from bgnet.arguments import load_bot_arg
 
-    try:
-        full = resolve_bot_spec(spec, ply, lambda msg: print(msg, file=sys.stderr))
-    except ValueError as e:
-        raise BadArgument(str(e)) from None
-    try:
-        bot = load_bot(full)
-    except FileNotFoundError as e:
-        raise BadInputFile(str(e)) from None
-    except ImportError as e:
-        raise BadArgument(f"cannot load {full!r}: {e}") from None
-    except ValueError as e:
-        kind = BadInputFile if spec and not spec.lower().startswith(("gnubg", "random", "pubeval")) \
-            else BadArgument
-        raise kind(str(e)) from None
-    if hasattr(bot, "ranked_moves"):
-        if ply is not None and ply > 2:
-            raise BadArgument(f"--ply {ply}: a network bot searches at 0, 1 or 2 ply")
-        return bot, ply
-    return bot, None
+    bot = load_bot_arg(spec, ply=ply)
+    return bot, (ply if hasattr(bot, "ranked_moves") else None)
 
 
 def check_free(host: str, port: int) -> None:
