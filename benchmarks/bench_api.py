@@ -3,7 +3,7 @@
 * ``legal_moves``: :func:`bgnet.engine.legal_moves` (Position ID in; notation and next Position
   ID of every move out) against ``gnubg_nn.moves`` (a board list in; position keys and step
   tuples out), microseconds per call, best of several repeats.
-* ``best_move`` at 0-ply: ``Bot.best_move`` of the shipped bot (``bgnet.Bot.load()``) against
+* ``best_move`` at 0-ply: ``Bot.best_move`` of the shipped bot (``bgnet.load_bot()``) against
   ``gnubg_nn.best_move(board, d1, d2, 0)``, decisions per second. GNU Backgammon keeps a cache
   of evaluations, so each decision is timed once, on distinct positions that neither side has
   seen: the positions come from pubeval self-play (pubeval does not fill gnubg's cache), and
@@ -89,7 +89,7 @@ def bench_best_move(positions, warmup: int, bot_path: str | None = None) -> None
     import bgnet
     from bgnet.engine.position_id import position_id
 
-    bot = bgnet.Bot.load(bot_path)
+    bot = bgnet.load_bot(bot_path)
     warm, timed = positions[:warmup], positions[warmup:]
     calls = [(position_id(b), d1, d2) for b, d1, d2 in timed]
     lists = [(b.tolist(), d1, d2) for b, d1, d2 in timed]
@@ -119,7 +119,7 @@ def bench_match_aware(positions, warmup: int, bot_path: str | None = None) -> No
     from bgnet.engine.state import MatchContext
     from bgnet.formats.match_id import match_id
 
-    bot = bgnet.Bot.load(bot_path)
+    bot = bgnet.load_bot(bot_path)
     ctx = MatchContext(cube_value=2, cube_owner=0, player_on_roll=1, turn=1, match_length=7,
                        score=(2, 4))
     mid = match_id(ctx)

@@ -84,7 +84,7 @@ def afterstates() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def bot():
-    return bgnet.Bot.load()
+    return bgnet.load_bot()
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +231,7 @@ def test_every_path_of_the_bot_makes_the_same_cubeful_choice(bot, positions):
 
 
 def test_cubeless_play_keeps_the_old_choice(positions):
-    plain = bgnet.Bot.load()
+    plain = bgnet.load_bot()
     plain.cubeful_play = False
     boards = np.array([b for b, _, _ in positions[:100]])
     dice = np.array([(d1, d2) for _, d1, d2 in positions[:100]])

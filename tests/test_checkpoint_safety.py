@@ -56,7 +56,7 @@ def test_a_bot_spec_or_bot_load_refuses_it(tmp_path):
     from bgnet.bots import load_bot
 
     path, marker = _hostile(tmp_path)
-    for load in (lambda: bgnet.Bot.load(path), lambda: load_bot(f"{path}@1")):
+    for load in (lambda: bgnet.load_bot(path), lambda: load_bot(f"{path}@1")):
         with pytest.raises(CheckpointError) as err:
             load()
         assert str(path) in str(err.value)

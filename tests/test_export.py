@@ -81,7 +81,7 @@ def sample():
 
 @pytest.fixture(scope="module")
 def bot(exported):
-    return bgnet.Bot.load(exported["plain"][2])
+    return bgnet.load_bot(exported["plain"][2])
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def test_unusable_bot_files_are_refused_with_their_name(exported, tmp_path):
                          (foreign, "not a bgnet bot"), (newer, "newer bgnet"),
                          (folder, "directory")):
         with pytest.raises(BotFileError, match=message) as err:
-            bgnet.Bot.load(bad)
+            bgnet.load_bot(bad)
         assert isinstance(err.value, BadInputFile) and bad.name in str(err.value)
     with pytest.raises(FileNotFoundError) as err:
         load_bot(str(tmp_path / "none.onnx"))
@@ -283,14 +283,14 @@ def test_corrupt_or_missing_files_give_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="bad.pt"):
         export_onnx(bad, tmp_path / "out.onnx")
     with pytest.raises(CheckpointError, match="corrupt|not a readable"):
-        bgnet.Bot.load(bad)
+        bgnet.load_bot(bad)
     assert not (tmp_path / "out.onnx").exists()
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"\x00garbage")
     with pytest.raises(BotFileError, match="junk.onnx"):
-        bgnet.Bot.load(junk)
+        bgnet.load_bot(junk)
     with pytest.raises(FileNotFoundError, match="missing.onnx"):
-        bgnet.Bot.load(tmp_path / "missing.onnx")
+        bgnet.load_bot(tmp_path / "missing.onnx")
 
 
 def test_cli_export(exported, tmp_path, capsys):
@@ -362,7 +362,7 @@ def test_exported_bot_plays_without_torch(exported):
                     raise ImportError("torch was imported: " + name)
         sys.meta_path.insert(0, NoTorch())
         import bgnet
-        bot = bgnet.Bot.load(sys.argv[1], ply=1)
+        bot = bgnet.load_bot(sys.argv[1], ply=1)
         move = bot.best_move(sys.argv[2], 3, 1)
         ev = bot.evaluate(sys.argv[2]).as_dict()
         cube = bot.cube_decision(sys.argv[2], sys.argv[3]).action
@@ -377,7 +377,7 @@ def test_exported_bot_plays_without_torch(exported):
     assert got["torch"] is False
     assert got["compiled"] is True  # the compiled pass needs no torch either
     assert tuple(got["move"]) in legal_moves(OPENING, 3, 1)
-    here = bgnet.Bot.load(path, ply=1)
+    here = bgnet.load_bot(path, ply=1)
     assert got["equity"] == pytest.approx(here.evaluate(OPENING).equity, abs=1e-6)
     assert got["cube"] == here.cube_decision(OPENING, MONEY).action
 
@@ -423,7 +423,7 @@ def test_evaluate_position_id(bot, exported):
     d = e.as_dict()
     assert list(d)[1:6] == list(OUTPUTS) and d["equity"] == e.equity
     # The checkpoint the export came from gives the same evaluation.
-    torch_bot = bgnet.Bot.load(exported["plain"][1])
+    torch_bot = bgnet.load_bot(exported["plain"][1])
     assert np.allclose(torch_bot.evaluate(OPENING).probabilities, p, atol=1e-5)
 
 
@@ -450,12 +450,12 @@ def test_deeper_plies_play_legal_moves_and_two_ply_is_interactive(bot):
     move = bot.best_move(OPENING, 3, 1, ply=2)
     assert time.perf_counter() - t < 2.0
     assert move in legal
-    deep = bgnet.Bot.load(bot.meta["path"], ply=2)
+    deep = bgnet.load_bot(bot.meta["path"], ply=2)
     assert deep.ply == 2 and deep.best_move(OPENING, 3, 1) == move
     with pytest.raises(ValueError, match="0, 1 or 2"):
         bot.best_move(OPENING, 3, 1, ply=3)
     with pytest.raises(ValueError, match="0, 1 or 2"):
-        bgnet.Bot.load(bot.meta["path"], ply=4)
+        bgnet.load_bot(bot.meta["path"], ply=4)
     with pytest.raises(ValueError, match="die"):
         bot.best_move(OPENING, 0, 3)
 
@@ -471,7 +471,7 @@ def test_cube_decision_uses_the_bots_probabilities_and_settings(bot, exported, s
     out = tmp_path / "eff.onnx"
     eff = asdict(CubeEfficiency(contact=0.5))
     export_onnx(exported["plain"][1], out, {"cube": {"met": "kazaross-xg2", "efficiency": eff}})
-    assert bgnet.Bot.load(out).cube_decision(OPENING, MONEY).efficiency == 0.5
+    assert bgnet.load_bot(out).cube_decision(OPENING, MONEY).efficiency == 0.5
     assert bot.cube_decision(OPENING, MONEY).efficiency == CubeEfficiency().contact
 
 
@@ -504,7 +504,7 @@ def test_load_bot_spec_and_default_bot(exported, monkeypatch):
     found = bgnet.bots.default_bot_path()
     assert found is None or (found.name == "bgnet-default.onnx" and found.is_file())
     monkeypatch.setattr(bgnet.bots.load, "default_bot_path", lambda: path)
-    assert bgnet.Bot.load().meta["path"] == str(path)
+    assert bgnet.load_bot().meta["path"] == str(path)
     monkeypatch.setattr(bgnet.bots.load, "default_bot_path", lambda: None)
     with pytest.raises(FileNotFoundError, match="no default bot"):
-        bgnet.Bot.load()
+        bgnet.load_bot()

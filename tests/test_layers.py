@@ -3,7 +3,8 @@
 From the bottom: the shared utilities (``errors``, ``atomic``, ``resources``), the rules (``engine``), the file
 formats, the net / cube / bear-off code, the bots, then what uses bots (training, evaluation,
 play, export), the command line, and last the ``bgnet`` package itself (its lazy ``Bot``). Imports
-inside functions count too: a lazy import still ties the packages together.
+inside functions count too: a lazy import still ties the packages together. Within a package,
+no circle between its files either.
 """
 from __future__ import annotations
 
@@ -90,6 +91,21 @@ def test_no_import_cycle_between_packages():
     graph: dict[str, set[str]] = {}
     for source, target, _where in _edges():
         graph.setdefault(source, set()).add(target)
+    cycle = _find_cycle(graph)
+    assert cycle is None, f"import cycle: {' -> '.join(cycle)}"
+
+
+def test_no_import_cycle_between_files():
+    """Modules too: no file imports, even lazily inside a function, a module that leads back to it
+    (a package's ``__init__`` counts as the package's module)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        source = _module_name(path)
+        for module, _line in _imported(path):
+            while module and not _is_module(module):  # a name imported from a module
+                module = module.rpartition(".")[0]
+            if module and module != source:
+                graph.setdefault(source, set()).add(module)
     cycle = _find_cycle(graph)
     assert cycle is None, f"import cycle: {' -> '.join(cycle)}"
 

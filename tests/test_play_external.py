@@ -367,7 +367,7 @@ def test_moves_are_chosen_at_the_score_and_cube_of_the_line():
     from bgnet.engine.sampling import sample_positions
     from bgnet.engine.state import MatchContext
 
-    bot = bgnet.Bot.load()
+    bot = bgnet.load_bot()
     cubeful = ExternalPlayer(Advisor(bot))
     cubeless = ExternalPlayer(Advisor(bot, cubeful=False))
     boards, dice = sample_positions(60, seed=6, every=3)

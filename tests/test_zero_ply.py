@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(default_bot_path() is None, reason="needs the sh
 
 @pytest.fixture(scope="module")
 def bot():
-    return bgnet.Bot.load()
+    return bgnet.load_bot()
 
 
 def test_same_choice_as_the_batch_path(bot):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -52,7 +52,6 @@ from bgnet.nn.encode import game_results
 from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
 
 if TYPE_CHECKING:
-    from bgnet.bots.net import NetBot
     from bgnet.cube.met import MatchEquityTable
     from bgnet.engine.state import MatchContext
 
@@ -149,7 +148,9 @@ def luck_evaluator(bot: Bot):
     path = default_bot_path()
     if path is None:
         return None
-    return cast("NetBot", Bot.load(path)).eval  # Bot.load builds a net bot
+    from bgnet.bots.load import load_net_bot
+
+    return load_net_bot(path).eval
 
 
 def _reuses_luck_moves(bot: Bot, ev) -> bool:

@@ -1,6 +1,6 @@
 """Players: the :class:`~bgnet.bots.base.Bot` interface, and the one loader that turns a spec or
 a file into a bot (:mod:`bgnet.bots.load`: :func:`load_bot`, :func:`load_net_bot`,
-:func:`default_bot_path`; ``Bot.load`` uses it too).
+:func:`default_bot_path`; ``bgnet.load_bot`` is :func:`load_bot`).
 
 Modules: :mod:`~bgnet.bots.base` (the interface), :mod:`~bgnet.bots.load` (the loader),
 :mod:`~bgnet.bots.net` (a value net's move choice and search), :mod:`~bgnet.bots.evaluator` with

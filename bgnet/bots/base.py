@@ -7,9 +7,10 @@ default that loops over :meth:`Bot.choose_move`, and fast bots override it.
 The stable public API speaks GNU Backgammon Position IDs (the player on roll to move) and works
 on every bot:
 
-* :meth:`Bot.load` ``(path=None, ply=0)``: an exported bot (``.onnx``, runs without torch) or a
-  training checkpoint; without a path, the bot shipped in ``checkpoints/`` (see
-  :func:`bgnet.bots.default_bot_path`);
+* bots are made by :func:`bgnet.load_bot` ``(spec=None, ply=None)`` (:mod:`bgnet.bots.load`, the
+  one loader, which knows every kind of bot; this module knows none of them): an exported bot
+  (``.onnx``, runs without torch), a training checkpoint, a shipped bot by name, or without a
+  spec the bot shipped as bgnet's default;
 * :meth:`Bot.best_move` ``(position_id, d1, d2, ply=None) -> (notation, next position id)``, in the
   convention of :func:`bgnet.engine.legal_moves`;
 * :meth:`Bot.evaluate` ``(position_id)`` -> :class:`Evaluation` (five probabilities and the
@@ -23,7 +24,6 @@ bot's own depth.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,25 +147,6 @@ class Bot:
             cls.evaluate = _accepting_position_ids(own)
 
     # -- the Position ID API ------------------------------------------------------------------
-    @classmethod
-    def load(cls, path=None, ply: int = 0, device: str = "cpu") -> Bot:
-        """A net bot from an exported bot (``*.onnx``: onnxruntime and numpy only, no torch) or a
-        training checkpoint (``*.pt``, needs torch), searching at ``ply`` (0, 1 or 2).
-
-        Without ``path``, the bot shipped as ``checkpoints/bgnet-default.onnx``
-        (:func:`bgnet.bots.load.default_bot_path`); ``"bgnet-default"`` or ``"bgnet-deep"`` name
-        the shipped bots wherever bgnet is installed. The loader is :mod:`bgnet.bots.load`: a
-        missing file raises FileNotFoundError (:class:`bgnet.errors.BadInputFile` too), one that
-        cannot be read a ValueError naming the file.
-        """
-        from bgnet.bots import load
-
-        if path is None:
-            return load.load_default_bot(ply=ply)
-        if str(path).lower() in load.SHIPPED_BOTS and not os.path.exists(path):
-            return load.load_shipped_bot(str(path).lower(), ply=ply)
-        return load.load_net_bot(path, ply=ply, device=device)
-
     def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None,
                   match_id: str | None = None) -> tuple[str, str]:
         """The move this bot plays: ``(notation, next Position ID)``.

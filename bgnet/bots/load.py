@@ -14,9 +14,8 @@ Specs understood by :func:`load_bot`:
 Files (:func:`load_net_bot`): a path ending in ``.onnx`` is an exported bot, run by
 :class:`bgnet.bots.onnx_eval.OnnxEvaluator` (onnxruntime and numpy; torch is never imported);
 any other path is a training checkpoint (:func:`bgnet.nn.checkpoint.load_net`, needs torch). Both
-become a :class:`~bgnet.bots.net.NetBot` searching at 0, 1 or 2 ply. ``bgnet.Bot.load`` and
-``bgnet.bots.load_bot`` come here; without a path, ``Bot.load`` takes the bot shipped with bgnet
-(:func:`default_bot_path`).
+become a :class:`~bgnet.bots.net.NetBot` searching at 0, 1 or 2 ply. ``bgnet.load_bot`` is
+:func:`load_bot`; without a spec it loads the bot shipped with bgnet (:func:`default_bot_path`).
 
 Errors: a spec or depth that cannot be used raises :class:`bgnet.errors.BadArgument`; a path
 that names no file :class:`~bgnet.bots.onnx_eval.BotFileMissing` (also a FileNotFoundError); a
@@ -89,8 +88,21 @@ def load_net_bot(path: str | os.PathLike, ply: int | None = 0, device: str = "cp
                   meta=meta)
 
 
-def load_bot(spec: str, device: str = "cpu") -> Bot:
-    """Make the bot a spec names (see the module docstring for the forms)."""
+def load_bot(spec: str | os.PathLike | None = None, ply: int | None = None,
+             device: str = "cpu") -> Bot:
+    """Make the bot a spec names (see the module docstring for the forms): ``None`` is the bot
+    shipped with bgnet, a path may be a :class:`os.PathLike`, and ``ply`` (when given) is the
+    search depth, as :func:`with_ply` applies it; ``device`` is where a checkpoint's net runs.
+
+    >>> load_bot("bgnet-deep", ply=1).name
+    'bgnet-deep@1'
+    """
+    if spec is None:
+        return load_default_bot(ply=ply)
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if ply is not None and isinstance(spec, str):
+        spec = with_ply(spec, ply)
     if not isinstance(spec, str) or not spec.strip():
         raise BadArgument("a bot spec is a non-empty string such as 'pubeval', 'gnubg:0' or a "
                           "checkpoint path")

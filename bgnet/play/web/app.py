@@ -173,9 +173,9 @@ def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_w
     False: moves rank by cubeless money equity even where the cube and score are given.
     """
     if bot is None:
-        from bgnet.bots.base import Bot
+        from bgnet.bots.load import load_bot
 
-        bot = Bot.load(ply=ply or 0)
+        bot = load_bot(ply=ply or 0)
     service = BotService(bot, timeout=timeout, max_waiting=max_waiting)
     answers = Answers(bot, ply, cubeful=cubeful_play)
     games = GameStore(answers, service, max_games=max_games, seed=seed)
