@@ -24,7 +24,7 @@ from numba import njit
 from bgnet.bearoff.build import FULL_START, TURNS, build_one_sided, build_two_sided
 from bgnet.bearoff.cache import CacheError, load_or_build
 from bgnet.bearoff.index import BINOM, index_of, num_positions, rank
-from bgnet.nn.probs import flip  # torch-free
+from bgnet.nn.probs import equity, flip  # torch-free
 
 DEFAULT_K = 7  # two-sided table: 1716 x 1716 positions, about 1 s to build, 12 MB in memory
 MAX_K = 10  # 8008 x 8008 positions (256 MB): beyond that the table is not worth its size
@@ -170,7 +170,7 @@ def _build_one_sided_arrays() -> dict:
 
 def _equity(p) -> float:
     """Cubeless money equity of probabilities ``p`` (win, wg, wbg, lg, lbg)."""
-    return float(2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4])
+    return float(equity(np.asarray(p, np.float64)))
 
 
 def _check_k(k) -> int:

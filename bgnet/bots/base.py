@@ -32,7 +32,7 @@ from bgnet.engine.api import count_moves, game_over, move_text
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import generate
 from bgnet.engine.position_id import fast_board_from_position_id
-from bgnet.nn.probs import OUTPUTS
+from bgnet.nn.probs import OUTPUTS, equity
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,7 @@ _NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
 
 
 @functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
 def _context_of(match_id: str):
     """The :class:`bgnet.engine.state.MatchContext` of a Match ID (read once per ID)."""
     from bgnet.formats.match_id import match_context_from_id
@@ -182,7 +183,7 @@ class Bot:
         rolling, at ``ply`` (None: the bot's own depth)."""
         board = fast_board_from_position_id(position_id)
         p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
-        eq = 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
+        eq = equity(p)
         used = ply if ply is not None else getattr(self, "ply", None)
         return Evaluation(position_id, tuple(float(v) for v in p), float(eq), used)
 
