@@ -330,3 +330,23 @@ def test_gnubg_ranks_moves_at_the_score_as_bgnet_does_from_its_probabilities():
         # gnubg prints 5 decimals of figures computed from 5-decimal probabilities.
         np.testing.assert_allclose(mine, emg, atol=1e-4, err_msg=f"{pid}:{mid}")
         assert moves[int(np.argmax(mine))] == moves[0], (pid, mid)
+
+
+def test_the_one_call_choice_values_moves_as_the_measure_does(bot, positions):
+    """The 0-ply choice in one compiled call (:func:`bgnet.bots.zero_ply.choose_zero_ply`),
+    which values the moves itself, picks the move the batch path picks with the measure, in
+    every kind of context."""
+    from bgnet.bots.zero_ply import choose_zero_ply
+
+    contexts = all_contexts()[::9]
+    answered = differ = 0
+    for k, (board, d1, d2) in enumerate(positions[:240]):
+        ctx = contexts[k % len(contexts)]
+        fused = choose_zero_ply(bot.eval, board, d1, d2, bot.move_measure(ctx))
+        if fused is None:
+            continue  # a pass, or a case left to the general path
+        answered += 1
+        want = bot.choose_moves(board[None], np.array([[d1, d2]]), contexts=ctx)[0][0]
+        assert np.array_equal(fused[0], want), (position_id(board), d1, d2, ctx)
+        differ += not np.array_equal(fused[0], choose_zero_ply(bot.eval, board, d1, d2)[0])
+    assert answered > 200 and differ > 0

@@ -86,7 +86,6 @@ _NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
 
 
 @functools.lru_cache(maxsize=256)
-@functools.lru_cache(maxsize=1024)
 def _context_of(match_id: str):
     """The :class:`bgnet.engine.state.MatchContext` of a Match ID (read once per ID)."""
     from bgnet.formats.match_id import match_context_from_id

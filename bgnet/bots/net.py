@@ -185,17 +185,19 @@ class NetBot(Bot):
         (no contexts, or ``cubeful_play`` off)."""
         if contexts is None or not self.cubeful_play:
             return None
-        from bgnet.cube.checker import MoveMeasure, measure_for
-
         if isinstance(contexts, MatchContext):
             kept = self.__dict__.setdefault("_measures", {})  # per context: a decision's hot path
             measure = kept.get(contexts)
             if measure is None:
+                from bgnet.cube.checker import measure_for
+
                 if len(kept) >= 1024:
                     kept.clear()
                 met, efficiency = self.cube_settings()
                 measure = kept[contexts] = measure_for(contexts, met, efficiency)
         else:
+            from bgnet.cube.checker import MoveMeasure
+
             met, efficiency = self.cube_settings()
             measure = MoveMeasure(list(contexts), met, efficiency)
         return None if measure.cubeless else measure

@@ -9,7 +9,10 @@ by the same compiled forward pass (:mod:`bgnet.nn.fast`, first-layer tables kept
 exported bot's weights never change; each afterstate started from its position's first layer, as
 the batch path does when told the positions), flipped to the mover's view and ranked by money equity with
 the same float32 operations in the same order, ties to the first. The chosen move is therefore
-the one ``choose_moves`` picks.
+the one ``choose_moves`` picks. Where the cube and score are known, the moves are ranked in the
+same call by the match's own measure (:mod:`bgnet.cube.checker`: the same compiled arithmetic as
+:meth:`~bgnet.cube.checker.MoveMeasure.values`, on the same float32 probabilities), so a
+match-aware decision is one compiled call too.
 
 Afterstates that end the game get their exact outcome and bear-off afterstates the bear-off
 database's probabilities, as in :meth:`bgnet.bots.evaluator.Evaluator.afterstates`. It applies to
@@ -26,6 +29,7 @@ from numba import njit
 from bgnet.bearoff import database as _database
 from bgnet.bearoff.database import _probabilities as _db_probabilities
 from bgnet.bearoff.database import _side_ok
+from bgnet.cube.checker import CUBELESS, P_KIND, _row_value
 from bgnet.engine.api import _ROWS, _generate_kept, workspace
 from bgnet.engine.board import game_result, race_of_sides
 from bgnet.nn.fast import forward as _fast
@@ -82,19 +86,20 @@ def _mover_probs(p, out):
 
 
 @njit(cache=True)
-def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, split,
-            c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs,
+def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, prm, mtab, eff,
+            split, c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs,
             bearoff, dist, first, table, binom, full_start):
     """Row of the kept buffers holding the 0-ply choice, or -1 (no move, or a case for the
     general path). ``scratch`` is int8 [2, >= n, 2, 25] (rows for the net, then bear-off rows),
     ``probs`` float32 [>= n, 5], ``db_out`` float64 [>= n, 5]; ``c_tables``/``r_tables`` are
     packed tables (:func:`_pack_tables`). ``bearoff``: 1 to answer bear-off afterstates from the
     database arrays given, 0 to leave them to the net, -1 to leave the decision to the general
-    path when one occurs (the database is not loaded yet). ``every`` (float32 [>= n, 5], or
-    [0, 5] when not wanted) receives every afterstate's probabilities for its mover, and the
-    number of afterstates is returned instead of the choice, for a measure other than cubeless
-    money equity to choose."""
-    want = every.shape[0] > 0
+    path when one occurs (the database is not loaded yet). The measure: ``prm``, ``mtab`` and
+    ``eff`` are a :class:`bgnet.cube.checker.MoveMeasure`'s parameters, tables and efficiency
+    for this position; with the cubeless kind the moves are ranked by float32 money equity,
+    otherwise ``every`` (float32 [>= n, 5]) receives every afterstate's probabilities for its
+    mover and the measure's values rank them (ties to the first)."""
+    want = prm[P_KIND] != CUBELESS
     rows = scratch[0]
     db_rows = scratch[1]
     n = _generate_kept(board, d1, d2, boards, moves, ints)
@@ -169,9 +174,14 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, s
             eq[dbr[i]] = _mover_equity(p)
             if want:
                 _mover_probs(p, every[dbr[i]])
-    if want:
-        return n
     best = 0
+    if want:
+        top = _row_value(every[0], boards[0], prm, mtab, eff)
+        for r in range(1, n):
+            v = _row_value(every[r], boards[r], prm, mtab, eff)
+            if v > top:
+                best, top = r, v
+        return best
     for r in range(1, n):
         if eq[r] > eq[best]:
             best = r
@@ -188,7 +198,8 @@ def _scratch(ws):
     return kept
 
 
-_NOT_WANTED = np.empty((0, 5), np.float32)
+# The cubeless measure's arguments: money equity ranks the moves.
+_CUBELESS = (np.array([CUBELESS, 0, 0, 0, 0, 0, 0, 0], np.int64), np.zeros((4, 1)), np.zeros(7))
 
 
 _NO_DB = (np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32))
@@ -231,7 +242,8 @@ def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int, measure=None
     :class:`bgnet.bots.evaluator.Evaluator` with a frozen compiled pass) for one position with
     checked dice, or None where the general path must answer. ``measure`` (a
     :class:`bgnet.cube.checker.MoveMeasure` for this position) ranks the moves instead of
-    cubeless money equity: the same probabilities, valued by it (ties to the first)."""
+    cubeless money equity: the same probabilities, valued by it in the same compiled call (ties
+    to the first)."""
     fast = getattr(evaluator, "fast", None)
     if fast is None:
         return None
@@ -240,10 +252,9 @@ def choose_zero_ply(evaluator, board: np.ndarray, d1: int, d2: int, measure=None
         return None
     ws = workspace()
     rows, net_probs, db_probs, every = _scratch(ws)
-    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, rows, net_probs, db_probs,
-                   every if measure is not None else _NOT_WANTED, *args, *_bearoff_args(evaluator))
+    ranking = _CUBELESS if measure is None else measure.kernel_args()
+    best = _choose(board, d1, d2, ws.boards, ws.moves, ws.ints, rows, net_probs, db_probs, every,
+                   *ranking, *args, *_bearoff_args(evaluator))
     if best < 0:
         return None
-    if measure is not None:
-        best = int(np.argmax(measure.values(every[:best], ws.boards[:best])))
     return ws.boards[best].copy(), ws.moves[best].copy()

@@ -136,19 +136,21 @@ def _match_cubeless_mwc(win, wg, wbg, lg, lbg, T, a0, a1, cube):
 
 
 @njit(cache=True)
-def _cash_points(rat, T, a0, a1, cube):
+def _cash_points(g0, b0, g1, b1, T, a0, a1, cube):
     """Live-cube cash points (view 0's, view 1's), each in that view's own winning chances;
-    ``rat`` holds (gammon-only, backgammon) shares of view 0's wins and of view 1's."""
+    ``g0``, ``b0`` are the gammon-only and backgammon shares of view 0's wins, ``g1``, ``b1``
+    of view 1's. Worked down from the highest cube either side can still use, each level's from
+    the level above (kept in scalars: no arrays on the hot path)."""
     n0, n1 = a0 - 1, a1 - 1
     top, levels = cube, 0
     while n0 >= 2 * top and n1 >= 2 * top:
         top, levels = 2 * top, levels + 1
-    cash = np.zeros((2, levels + 2))
+    above0 = above1 = 0.0  # the cash points of the level above (read only below the top)
     value = top
     for n in range(levels, -1, -1):
+        here0 = here1 = 0.0
         for k in range(2):
-            gm, bm = rat[2 * k], rat[2 * k + 1]
-            gt, bt = rat[2 * (1 - k)], rat[2 * (1 - k) + 1]
+            gm, bm, gt, bt = (g0, b0, g1, b1) if k == 0 else (g1, b1, g0, b0)
             dp = _vwin(T, a0, a1, k, value)
             if n0 < 2 * value or n1 < 2 * value:
                 ak = n0 if k == 0 else n1
@@ -156,13 +158,18 @@ def _cash_points(rat, T, a0, a1, cube):
                 prime = 2 * value if (ak < 2 * value and 2 * value <= ao) else value
                 dtw = _result_mwc(T, a0, a1, k, 0, 2 * prime, gm, bm)
                 dtl = _result_mwc(T, a0, a1, k, 1, 2 * prime, gt, bt)
-                cash[k, n] = (dtl - dp) / (dtl - dtw) if dtl != dtw else 1.0
+                cash = (dtl - dp) / (dtl - dtw) if dtl != dtw else 1.0
             else:
                 redouble_pass = _vlose(T, a0, a1, k, 2 * value)
                 dtw = _result_mwc(T, a0, a1, k, 0, 2 * value, gm, bm)
-                cash[k, n] = 1.0 - cash[1 - k, n + 1] * (dp - dtw) / (redouble_pass - dtw)
+                cash = 1.0 - (above1 if k == 0 else above0) * (dp - dtw) / (redouble_pass - dtw)
+            if k == 0:
+                here0 = cash
+            else:
+                here1 = cash
+        above0, above1 = here0, here1
         value //= 2
-    return cash[0, 0], cash[1, 0]
+    return above0, above1
 
 
 @njit(cache=True)
@@ -171,14 +178,14 @@ def _match_cubeful(win, wg, wbg, lg, lbg, T, a0, a1, crawford, cube, owner, x):
     dead = _match_cubeless_mwc(win, wg, wbg, lg, lbg, T, a0, a1, cube)
     if (a0 <= cube and a1 <= cube) or crawford or (a0 == 2 and a1 == 2):
         return dead
-    rat = np.zeros(4)
+    g0 = b0 = g1 = b1 = 0.0  # gammon-only and backgammon shares of my wins, of my losses
     if win > 0.0:
-        rat[0], rat[1] = (wg - wbg) / win, wbg / win
+        g0, b0 = (wg - wbg) / win, wbg / win
     if win < 1.0:
-        rat[2], rat[3] = (lg - lbg) / (1.0 - win), lbg / (1.0 - win)
-    my_cash, their_cash = _cash_points(rat, T, a0, a1, cube)
-    lose_all = _result_mwc(T, a0, a1, 0, 1, cube, rat[2], rat[3])
-    win_all = _result_mwc(T, a0, a1, 0, 0, cube, rat[0], rat[1])
+        g1, b1 = (lg - lbg) / (1.0 - win), lbg / (1.0 - win)
+    my_cash, their_cash = _cash_points(g0, b0, g1, b1, T, a0, a1, cube)
+    lose_all = _result_mwc(T, a0, a1, 0, 1, cube, g1, b1)
+    win_all = _result_mwc(T, a0, a1, 0, 0, cube, g0, b0)
     cash_win = _vwin(T, a0, a1, 0, cube)
     cash_lose = _vlose(T, a0, a1, 0, cube)
     their_tg = 1.0 - their_cash
@@ -383,11 +390,14 @@ class MoveMeasure:
         for g, t in enumerate(tabs):
             self.tables[g, :, :t.shape[1]] = t
         self.single = not many
+        self._cubeless = bool((self.params[:, P_KIND] == CUBELESS).all())
+        self._kernel = ((np.ascontiguousarray(self.params[0]), np.ascontiguousarray(self.tables[0]),
+                         self.eff) if len(self.params) == 1 else None)
 
     @property
     def cubeless(self) -> bool:
         """Whether every position is valued by cubeless money equity."""
-        return bool((self.params[:, P_KIND] == CUBELESS).all())
+        return self._cubeless
 
     def values(self, probs, after, parent_of=None) -> np.ndarray:
         """float64[N]: the mover's value of each afterstate ``after[k]`` (``[opponent, mover]``)
@@ -402,6 +412,15 @@ class MoveMeasure:
             raise ValueError("afterstates of positions with different contexts need parent_of")
         group = self.position_group[np.asarray(parent_of, np.int64)]
         return _values(probs, after, group, self.params, self.tables, self.eff, out)
+
+    def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(parameters, tables, efficiency) of a measure with one context, as compiled code that
+        values moves itself takes them (:func:`_row_value`; the 0-ply choice of
+        :mod:`bgnet.bots.zero_ply`)."""
+        if self._kernel is None:
+            raise ValueError("a measure of positions with different contexts has no single "
+                             "set of parameters")
+        return self._kernel
 
     def to_mwc(self, value: float, position: int = 0) -> float | None:
         """The mover's match winning chances of a value of :meth:`values` (None in money play)."""
