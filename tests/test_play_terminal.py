@@ -13,7 +13,7 @@ import pytest
 
 from bgnet.bots import load_bot, with_ply
 from bgnet.engine.board import start_position
-from bgnet.engine.game import Match
+from bgnet.engine.game import Game, Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
 from bgnet.engine.position_id import position_id
 from bgnet.engine.sampling import apply_steps, sample_positions
@@ -22,7 +22,13 @@ from bgnet.formats.mat import load_mat, read_mat
 from bgnet.play.advisor import Advisor
 from bgnet.play.terminal import BOT, HUMAN, PlaySession, play_main
 
-HINT_RE = re.compile(r"^\s+1\. (.+?)(?:\s{2,}equity.*)?$")
+HINT_RE = re.compile(r"^\s+1\. (.+?)(?:\s{2,}(?:MWC|cubeful equity|equity \(cubeless\)|win) .*)?$")
+# A hinted move's figures, labelled by what the moves are ranked by.
+MATCH_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}MWC (\d+\.\d\d)%  EMG ([+-]\d\.\d{3})  cubeless "
+                           r"equity ([+-]\d\.\d{3})  win ")
+MONEY_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}cubeful equity ([+-]\d\.\d{3})  cubeless equity "
+                           r"([+-]\d\.\d{3})  win ")
+CUBELESS_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}equity \(cubeless\) ([+-]\d\.\d{3})  win ")
 
 
 class Person:
@@ -420,3 +426,60 @@ def test_the_bot_moves_by_the_match_s_own_measure(net_bot):
         assert np.array_equal(plain[0], net_bot.choose_moves(board[None], np.array([[d1, d2]]))[0][0])
         changed += not np.array_equal(got[0], plain[0])
     assert changed > 0
+
+
+def _first_hint(advisor, **kw) -> tuple[list[str], Game]:
+    """The lines of the hint asked for at the person's first move, and that game."""
+    def policy(person, prompt):
+        if prompt.startswith("Your move") and "hint" not in person.typed:
+            return "hint"
+        return None if prompt.startswith("Your move") else "roll"
+
+    person = Person(policy)
+    s = session_for(advisor, person, **kw)
+    s.run()
+    at = max(i for i, line in enumerate(person.lines) if "legal move" in line)
+    lines = []
+    for line in person.lines[at + 1:]:
+        if not re.match(r"^\s+\d+\. ", line):
+            break
+        lines.append(line)
+    return [person.lines[at]] + lines, s.match.games[-1]
+
+
+def test_a_match_hint_shows_mwc_and_emg_with_the_cubeless_equity_beside(net_bot):
+    advisor = Advisor(net_bot)
+    lines, game = _first_hint(advisor, match_length=5, seed=2)
+    assert "ranked by MWC (match winning chances) and EMG (equity at the score)" in lines[0]
+    ranked = advisor.ranked_moves(game.board, *game.dice, game.context())
+    shown = [MATCH_FIGURES.match(line) for line in lines[1:]]
+    assert shown and all(shown), lines
+    for m, got in zip(ranked, shown):
+        assert got.group(1).strip() == m.notation
+        assert float(got.group(2)) == pytest.approx(100 * m.mwc, abs=0.006)
+        assert float(got.group(3)) == pytest.approx(m.value, abs=6e-4)
+        assert float(got.group(4)) == pytest.approx(m.equity, abs=6e-4)
+    emg = [float(g.group(3)) for g in shown]
+    assert emg == sorted(emg, reverse=True)  # ranked by the labelled measure, not the cubeless one
+    assert HINT_RE.match(lines[1]).group(1).strip() == ranked[0].notation
+
+
+def test_a_money_hint_shows_cubeful_equity_and_a_cubeless_one_shows_equity_cubeless(net_bot):
+    advisor = Advisor(net_bot)
+    lines, game = _first_hint(advisor, seed=2)
+    assert "ranked by cubeful equity" in lines[0]
+    ranked = advisor.ranked_moves(game.board, *game.dice, game.context())
+    shown = [MONEY_FIGURES.match(line) for line in lines[1:]]
+    assert shown and all(shown), lines
+    for m, got in zip(ranked, shown):
+        assert got.group(1).strip() == m.notation
+        assert (float(got.group(2)), float(got.group(3))) == pytest.approx((m.value, m.equity), abs=6e-4)
+    plain = Advisor(net_bot, cubeful=False)
+    lines, game = _first_hint(plain, match_length=5, seed=2)
+    assert "ranked by equity (cubeless)" in lines[0] and "MWC" not in "".join(lines)
+    ranked = plain.ranked_moves(game.board, *game.dice, game.context())
+    shown = [CUBELESS_FIGURES.match(line) for line in lines[1:]]
+    assert shown and all(shown), lines
+    for m, got in zip(ranked, shown):
+        assert got.group(1).strip() == m.notation and float(got.group(2)) == pytest.approx(m.equity, abs=6e-4)
+    assert HINT_RE.match(lines[1]).group(1).strip() == ranked[0].notation

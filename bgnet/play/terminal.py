@@ -11,12 +11,16 @@ asks for:
   may not double;
 * when doubled: ``take`` or ``drop`` (``pass``);
 * at any time: ``resign [single|gammon|backgammon]``, ``hint [N]`` (the bot's view: its top moves
-  with equities and probabilities, or its cube advice), ``board``, ``help``, ``save FILE.mat``,
+  with what they are ranked by and their probabilities, or its cube advice), ``board``, ``help``, ``save FILE.mat``,
   ``save FILE.sgf``, ``quit`` (which offers to save).
 
 The bot moves, doubles, takes and drops by :class:`~bgnet.play.advisor.Advisor`: its checker
 plays, and the moves a hint ranks, by the match's own measure (cubeful equity at the score in a
-match, cubeful money equity in money play; ``--cubeless-play`` keeps cubeless money equity).
+match, cubeful money equity in money play; ``--cubeless-play`` keeps cubeless money equity). A
+hint labels each move's figures by that measure: ``MWC 52.31%  EMG +0.046`` in a match (match
+winning chances and their equity at the score, as GNU Backgammon and XG show them), ``cubeful
+equity +0.120`` in money play, ``equity (cubeless) +0.150`` with ``--cubeless-play``; the
+cubeless money equity stands beside a cubeful figure.
 The rules, the Crawford game and the score are :class:`~bgnet.engine.game.Match`'s. With ``--save`` the match is
 written after every game and when you quit: a ``.mat`` file (which GNU Backgammon imports), or
 GNU Backgammon's own ``.sgf`` when the name ends so (``load match``).
@@ -294,10 +298,13 @@ class PlaySession:
         if not ranked:
             self.write("No legal move.")
             return
+        measure = self.advisor.measure(game.context())
+        by = "" if ranked[0].value is None else f", ranked by {_measure_name(measure)}"
         self.write(f"{len(ranked)} legal move{'s' if len(ranked) != 1 else ''}; the best "
-                   f"{min(n, len(ranked))} by {self._judge_name()}:")
+                   f"{min(n, len(ranked))} by {self._judge_name()}{by}:")
         for i, m in enumerate(ranked[:n], 1):
-            self.write(f"  {i}. {m.notation:<24s}{_stats(m.probabilities, m.equity)}")
+            self.write(f"  {i}. {m.notation:<24s}{_move_figures(m, measure.cubeless)}"
+                       f"{_stats(m.probabilities, None)}")
 
     def _hint_cube(self, game: Game) -> None:
         doubled = game.phase == DOUBLED
@@ -431,6 +438,29 @@ def board_text(game: Game, names: tuple[str, str], human: int = HUMAN) -> str:
         double_offered_by=offered_by,
         position_id=position_id(game.board) if on_roll is not None else None,
         match_id=match_id(game.context()) if game.phase != OVER else None)
+
+
+def _measure_name(measure) -> str:
+    """What a hint ranks moves by, in the words its figures are labelled with."""
+    if measure.cubeless:
+        return "equity (cubeless)"
+    if measure.to_mwc(0.0) is not None:
+        return "MWC (match winning chances) and EMG (equity at the score)"
+    return "cubeful equity"
+
+
+def _move_figures(m, cubeless: bool) -> str:
+    """A hinted move's value, labelled by its measure as GNU Backgammon and XG label it: in a
+    match its match winning chances (MWC, %) and their equity at the score (EMG), with the
+    cubeless money equity beside them; in money play with the cube its cubeful equity, the
+    cubeless one beside it; in cubeless play its equity (cubeless). Empty without a judge."""
+    if m.value is None:
+        return ""
+    if cubeless:
+        return f"equity (cubeless) {m.equity:+.3f}  "
+    if m.mwc is not None:
+        return f"MWC {100 * m.mwc:.2f}%  EMG {m.value:+.3f}  cubeless equity {m.equity:+.3f}  "
+    return f"cubeful equity {m.value:+.3f}  cubeless equity {m.equity:+.3f}  "
 
 
 def _stats(probs, equity) -> str:
