@@ -409,23 +409,91 @@ def test_a_picked_checker_shows_where_it_may_go(server, browser):
     assert not shown(browser, "#board .point.dest")  # nothing picked now
 
 
+def hint_table(b: Browser) -> tuple[dict, list[str], list[list[str]]]:
+    """Ask for a hint: the answer the page got, the table's headings and its cells, row by row."""
+    b.click("#hint")
+    h = b.state()["hint"]
+    heads = [x["text"] for x in shown(b, "#hint-table thead th")]
+    cells = b.eval("[...document.querySelectorAll('#hint-table tbody tr')].map(r => "
+                   "[...r.cells].map(c => c.textContent))")
+    return h, heads, cells
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.3f}"
+
+
 def test_the_hint_table_has_headings_gammons_and_plays_a_row(server, browser):
     to_my_move(browser, new_page_game(browser, server))
-    browser.click("#hint")
-    h = browser.state()["hint"]
-    heads = [x["text"] for x in shown(browser, "#hint-table thead th")]
-    for word in ("Move", "Equity", "Win", "W g", "W bg", "L g", "L bg"):
+    h, heads, cells = hint_table(browser)
+    # Money play with the cube: ranked by cubeful equity, the cubeless equity in its own column.
+    assert h["ranked_by"] == "cubeful money equity"
+    for word in ("Move", "Cubeful equity", "Diff", "Cubeless", "Win", "W g", "W bg", "L g", "L bg"):
         assert word in heads, heads
+    assert "MWC %" not in heads and "EMG" not in heads
     rows = shown(browser, "#hint-table tbody tr")
     assert [r["move"] for r in rows] == [m["notation"] for m in h["moves"]]
+    ranked, plain = heads.index("Cubeful equity"), heads.index("Cubeless")
+    for m, row in zip(h["moves"], cells):
+        assert row[ranked] == _signed(m["cubeful_equity"]) and row[plain] == _signed(m["equity"])
+    values = [m["cubeful_equity"] for m in h["moves"]]
+    assert values == sorted(values, reverse=True)
     column = heads.index("W g")
-    wg = browser.eval(f"document.querySelector('#hint-table tbody tr').cells[{column}].textContent")
-    assert wg == f"{100 * h['moves'][0]['probabilities']['win_gammon']:.1f}"
+    assert cells[0][column] == f"{100 * h['moves'][0]['probabilities']['win_gammon']:.1f}"
     pick = h["moves"][min(1, len(h["moves"]) - 1)]["notation"]
     browser.click(f"#hint-table tbody tr[data-move={json.dumps(pick)}]")
     t = browser.state()
     assert any(line == f"You play {pick}." for line in t["log"]), t["log"][-4:]
     assert t["hint"] is None
+
+
+def test_a_match_hint_table_is_headed_mwc_and_emg(server, browser):
+    to_my_move(browser, new_page_game(browser, server, "7"))
+    h, heads, cells = hint_table(browser)
+    assert h["ranked_by"].startswith("cubeful equity at the score")
+    for word in ("MWC %", "EMG", "Diff", "Cubeless"):
+        assert word in heads, heads
+    assert "Cubeful equity" not in heads and "Equity cubeless" not in heads
+    mwc, emg, plain = heads.index("MWC %"), heads.index("EMG"), heads.index("Cubeless")
+    for m, row in zip(h["moves"], cells):
+        assert row[mwc] == f"{100 * m['mwc']:.2f}" and row[emg] == _signed(m["cubeful_equity"])
+        assert row[plain] == _signed(m["equity"])
+    if len(cells) > 1:
+        assert cells[1][heads.index("Diff")] == f"{h['moves'][1]['cubeful_equity'] - h['moves'][0]['cubeful_equity']:.3f}"
+
+
+@pytest.fixture(scope="module")
+def cubeless_server():
+    """A server in this process started as ``bgnet serve --cubeless-play`` starts it."""
+    import threading
+
+    import uvicorn
+
+    from bgnet.play.web.app import create_app
+
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(create_app(warm=False, seed=3, cubeful_play=False),
+                                        host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(f"{url}/health", 60)
+        yield url
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=20)
+
+
+def test_a_cubeless_hint_table_is_headed_equity_cubeless(cubeless_server, browser):
+    to_my_move(browser, new_page_game(browser, cubeless_server, "7"))
+    h, heads, cells = hint_table(browser)
+    assert h["ranked_by"] == "cubeless money equity"
+    assert "Equity cubeless" in heads and "Diff" in heads
+    for word in ("MWC %", "EMG", "Cubeful equity", "Cubeless"):
+        assert word not in heads, heads
+    column = heads.index("Equity cubeless")
+    assert [row[column] for row in cells] == [_signed(m["equity"]) for m in h["moves"]]
 
 
 def test_pips_are_labelled_and_the_new_form_shows_the_game_played(server, browser):

@@ -206,7 +206,9 @@ function signed(x) { return (x >= 0 ? "+" : "") + x.toFixed(3); }
 function pct(x) { return (100 * x).toFixed(1); }
 
 // The hint: a table of the best moves (a click on a row plays it), or the cube advice in lines.
-// A column of cubeful equities appears when the server sends them.
+// The headings say what the moves are ranked by, as the server sends it: MWC % and EMG in a match,
+// cubeful equity in money play with the cube, cubeless equity otherwise; a cubeful measure has
+// the cubeless equity in a column of its own.
 function hintBox() {
   const box = $("hint-box"), h = state.hint;
   box.hidden = !h;
@@ -223,19 +225,29 @@ function hintBox() {
   const playable = canPlay();
   const title = document.createElement("div");
   const depth = h.ply === null || h.ply === undefined ? "" : ` at ${h.ply}-ply`;
-  title.textContent = `${h.legal_moves} legal move${h.legal_moves === 1 ? "" : "s"}; the best by ${h.by || "the legal order"}${depth}` +
+  const known = (x) => x !== null && x !== undefined;
+  const match = h.moves.some((m) => known(m.mwc));
+  const cubeful = match || h.moves.some((m) => known(m.cubeful_equity));
+  const by = h.moves.some((m) => known(m.equity)) ? (match ? ", ranked by MWC and EMG" : cubeful ? ", ranked by cubeful equity" : ", ranked by cubeless equity") : "";
+  title.textContent = `${h.legal_moves} legal move${h.legal_moves === 1 ? "" : "s"}; the best by ${h.by || "the legal order"}${depth}${by}` +
     (playable ? " (click a row to play it):" : ":");
   box.appendChild(title);
   const wrap = document.createElement("div");
   wrap.className = "scroll";
   const table = document.createElement("table");
   table.id = "hint-table";
-  const cubeful = h.moves.some((m) => m.cubeful_equity !== null && m.cubeful_equity !== undefined);
+  if (match) table.className = "match";
+  else if (cubeful) table.className = "cubeful";
   const probs = h.moves.some((m) => m.probabilities);
+  const ranked = (m) => (cubeful ? m.cubeful_equity : m.equity);
   // [heading, what it means, class]
-  const cols = [["#", "rank", "rank"], ["Move", "", "move"], ["Equity", "cubeless money equity after the move", "num"]];
-  if (cubeful) cols.push(["Cubeful", "cubeful equity after the move", "num"]);
-  cols.push(["Diff", "equity minus the best move's", "num"]);
+  const cols = [["#", "rank", "rank"], ["Move", "", "move"]];
+  if (match) cols.push(["MWC %", "match winning chances after the move, cubeful, at the score", "num"],
+    ["EMG", "cubeful equity at the score after the move (normalised to the cube: EMG)", "num"]);
+  else if (cubeful) cols.push(["Cubeful equity", "cubeful money equity after the move, per unit of the cube", "num"]);
+  else cols.push(["Equity cubeless", "cubeless money equity after the move", "num"]);
+  cols.push(["Diff", `${match ? "EMG" : cubeful ? "cubeful equity" : "equity"} minus the best move's`, "num"]);
+  if (cubeful) cols.push(["Cubeless", "cubeless money equity after the move", "num cubeless"]);
   if (probs) cols.push(["Win", "win %", "num"], ["W g", "win a gammon or backgammon %", "num"], ["W bg", "win a backgammon %", "num bg"],
     ["L g", "lose a gammon or backgammon %", "num"], ["L bg", "lose a backgammon %", "num bg"]);
   const head = table.createTHead().insertRow();
@@ -248,14 +260,17 @@ function hintBox() {
     head.appendChild(th);
   }
   const body = table.createTBody();
-  const best = h.moves[0].equity;
+  const best = ranked(h.moves[0]);
   h.moves.forEach((m, i) => {
     const tr = body.insertRow();
     tr.className = "hint-row";
     tr.dataset.move = m.notation;
-    const cells = [`${i + 1}.`, m.notation, m.equity === null ? "" : signed(m.equity)];
-    if (cubeful) cells.push(m.cubeful_equity === null || m.cubeful_equity === undefined ? "" : signed(m.cubeful_equity));
-    cells.push(i === 0 || m.equity === null || best === null ? "" : (m.equity - best).toFixed(3));
+    const value = ranked(m);
+    const cells = [`${i + 1}.`, m.notation];
+    if (match) cells.push(known(m.mwc) ? (100 * m.mwc).toFixed(2) : "");
+    cells.push(known(value) ? signed(value) : "");
+    cells.push(i === 0 || !known(value) || !known(best) ? "" : (value - best).toFixed(3));
+    if (cubeful) cells.push(known(m.equity) ? signed(m.equity) : "");
     if (probs) {
       const p = m.probabilities;
       cells.push(...(p ? [pct(p.win), pct(p.win_gammon), pct(p.win_backgammon), pct(p.lose_gammon), pct(p.lose_backgammon)] : ["", "", "", "", ""]));
