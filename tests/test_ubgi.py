@@ -194,6 +194,7 @@ def test_handshake_names_the_engine_and_its_options():
         options = [a for a in answer if a.startswith("option name ")]
         assert "option name Ply type spin default 0 min 0 max 2" in options
         assert any(o.startswith("option name Variant type combo default backgammon") for o in options)
+        assert "option name EvalMode type combo default cubeful var cubeful var cubeless" in options
         assert answer[-1] == "ubgiok"
         assert e.line() == "readyok"  # the draft's end of the handshake, after wildbg's
         assert e.ask("isready") == ["readyok"]
@@ -249,7 +250,8 @@ def test_every_command_of_the_draft_and_its_engines(engine):
                  "setscore 2 4", "setscore 6 2 crawford", "setcube 2 p0", "setcube 4 p1",
                  "setcube 1 centred", "setturn p0", "setturn p1", "setoption name Ply value 0",
                  "setoption name Jacoby value false", "setoption name Variant value backgammon",
-                 "setoption name EvalMode value cubeless", "stop", "position startpos",
+                 "setoption name EvalMode value cubeless", "setoption name EvalMode value cubeful",
+                 "stop", "position startpos",
                  f"position gnubgid {start}", f"position gnubgid {start}:cIkKAAAAAAAA",
                  "position xgid XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:3:0:10",
                  f"position {start}", "dice 3 1", "dice 6 6"):
@@ -293,6 +295,48 @@ def test_the_drafts_bare_position_line_is_answered_with_the_action(engine):
     assert engine.ask("isready") == ["readyok"]
 
 
+def test_chequer_play_is_chosen_by_the_match_s_own_measure(engine):
+    """A position where the score changes the move: at double match point (gammons count
+    nothing) the bot plays otherwise than in money play, whichever way the score reaches the
+    engine (a Match ID, an XGID, setscore, the bare line); EvalMode cubeless keeps the money
+    move, and info names the figures the move was chosen by."""
+    from bgnet.engine.position_id import board_from_position_id
+
+    board, dice = board_from_position_id("4Ak+wCrgs/AgCQ"), (4, 6)
+    money = MatchContext(player_on_roll=0, turn=0, dice=dice, jacoby=True)
+    dmp = MatchContext(player_on_roll=0, turn=0, dice=dice, match_length=7, score=(6, 6))
+    money_move, dmp_move = "20/14 13/9", "20/14 18/14"
+    engine.silent(f"position gnubgid {write_position(board, money, 'gnubg-id')}")
+    info, best = engine.ask("go role chequer")
+    assert best == f"bestmove {money_move}" and " cubeful " in info and " mwc " not in info
+    for fmt in ("gnubg-id", "xgid"):
+        engine.silent(f"position {write_position(board, dmp, fmt)}")
+        info, best = engine.ask("go role chequer")
+        assert best == f"bestmove {dmp_move}", fmt
+        mwc = float(info.split(" mwc ")[1].split()[0])
+        emg = float(info.split(" emg ")[1].split()[0])
+        assert 0.0 < mwc < 1.0 and emg == pytest.approx(2 * mwc - 1, abs=2e-4)  # DMP: EMG = 2 MWC - 1
+    engine.send(write_position(board, dmp, "xgid"))
+    assert engine.line() == dmp_move
+    engine.silent("newsession money")
+    engine.silent(f"position gnubgid {position_id(board)}")
+    engine.silent("dice 4 6")
+    assert engine.best("go") == money_move
+    engine.silent("newsession match 7")  # a new session forgets the position
+    engine.silent("setscore 6 6")
+    engine.silent(f"position gnubgid {position_id(board)}")
+    engine.silent("dice 4 6")
+    assert engine.best("go") == dmp_move
+    engine.silent("setoption name EvalMode value cubeless")
+    try:
+        info, best = engine.ask("go role chequer")
+        assert best == f"bestmove {money_move}" and " emg " not in info and " equity " in info
+        engine.send(write_position(board, dmp, "xgid"))
+        assert engine.line() == money_move
+    finally:
+        engine.silent("setoption name EvalMode value cubeful")
+
+
 @pytest.mark.parametrize("line, kind", [
     ("frobnicate", "error unknown_command frobnicate"),
     ("go role dance", "error bad_argument role"),
@@ -318,7 +362,6 @@ def test_the_drafts_bare_position_line_is_answered_with_the_action(engine):
     ("setoption Ply 1", "error bad_argument setoption"),
     ("setoption name Threads value 4", "error unsupported_feature setoption"),
     ("setoption name Variant value nackgammon", "error unsupported_feature variant"),
-    ("setoption name EvalMode value cubeful", "error unsupported_feature evalmode_cubeful"),
     ("setoption name EvalMode value sideways", "error bad_argument evalmode"),
     ("setoption name Jacoby value maybe", "error bad_argument jacoby"),
     ("x" * 70000, "error bad_argument line"),

@@ -36,7 +36,12 @@ process; the state is left as it was.
 Players are 0 and 1, as in GNU Backgammon's Match ID (``setturn p0``). Positions are the player
 on roll's, ``[opponent, player on roll]`` (:mod:`bgnet.engine.board`); while a double waits for
 its answer the player on roll is the doubler, and ``go role take`` answers for the other player.
-Checker play is the bot's own (cubeless, as it plays everywhere); cube decisions are
+Checker play is the bot's own, by the match's own measure (:mod:`bgnet.cube.checker`): the
+position always has a cube (centred at 1 until ``setcube``, a Match ID or an XGID says more), so
+``go role chequer`` and a bare position line choose by cubeful equity at the score in a match
+(EMG; ``info`` gives the match winning chances beside it) and by cubeful money equity in money
+play, as ``bgnet play`` does. The ``EvalMode`` option is ``cubeful`` by default; ``setoption
+name EvalMode value cubeless`` chooses by cubeless money equity instead. Cube decisions are
 :func:`bgnet.cube.decide_context` at the score, as in ``bgnet play``.
 """
 from __future__ import annotations
@@ -101,6 +106,7 @@ class UbgiEngine:
         self.log = log or (lambda text: None)
         self.ply = ply
         self.bot = load(self._spec_at(ply))
+        self.cubeful = True
         self.advisor = Advisor(self.bot)
         if self.advisor.note:
             self.log(f"note: {self.advisor.note}")
@@ -138,6 +144,9 @@ class UbgiEngine:
             return f"gnubg:{ply}"
         base, _, tail = self.spec.rpartition("@")
         return f"{base if base and tail.isdigit() else self.spec}@{ply}"
+
+    def _eval_mode(self) -> str:
+        return "cubeful" if self.cubeful else "cubeless"
 
     def has_depth(self) -> bool:
         """Whether the bot searches to a depth that the ``Ply`` option sets (net bots, gnubg)."""
@@ -182,7 +191,7 @@ class UbgiEngine:
             out.append(f"option name Ply type spin default {ply} min 0 max 2")
         out += [f"option name Jacoby type check default {str(self.jacoby).lower()}",
                 "option name Variant type combo default backgammon var backgammon",
-                "option name EvalMode type combo default cubeless var cubeless",
+                f"option name EvalMode type combo default {self._eval_mode()} var cubeful var cubeless",
                 "ubgiok", "readyok"]
         return out
 
@@ -204,7 +213,7 @@ class UbgiEngine:
                 raise UbgiError("bad_argument", "ply", f"a search depth 0, 1 or 2; got {value!r}")
             ply = int(value)
             self.bot = self.load(self._spec_at(ply))
-            self.advisor = Advisor(self.bot)
+            self.advisor = Advisor(self.bot, cubeful=self.cubeful)
             self.ply = ply
         elif key == "jacoby":
             if value.lower() not in ("true", "false", "on", "off", "1", "0"):
@@ -214,11 +223,10 @@ class UbgiEngine:
             if value.lower() != "backgammon":
                 raise UbgiError("unsupported_feature", "variant", f"bgnet plays backgammon, not {value!r}")
         elif key == "evalmode":
-            if value.lower() == "cubeful":
-                raise UbgiError("unsupported_feature", "evalmode_cubeful",
-                                "checker play is cubeless; cube decisions are cubeful anyway")
-            if value.lower() != "cubeless":
-                raise UbgiError("bad_argument", "evalmode", f"cubeless; got {value!r}")
+            if value.lower() not in ("cubeful", "cubeless"):
+                raise UbgiError("bad_argument", "evalmode", f"cubeful or cubeless; got {value!r}")
+            self.cubeful = value.lower() == "cubeful"
+            self.advisor = Advisor(self.bot, cubeful=self.cubeful)
         else:
             raise UbgiError("unsupported_feature", "setoption", f"no option {name!r}")
         return []
@@ -375,22 +383,27 @@ class UbgiEngine:
         if self.dice is None:
             raise UbgiError("missing_context", "dice", "send 'dice D1 D2' first")
         d1, d2 = self.dice
+        ctx = self.context()
         start = time.perf_counter()
         searches = self.advisor.judge is self.bot and hasattr(self.bot, "ranked_moves")
-        ranked = self.advisor.ranked_moves(board, d1, d2) if searches else None
+        ranked = self.advisor.ranked_moves(board, d1, d2, ctx) if searches else None
+        best = None
         if ranked is not None:
-            if not ranked:
-                steps, equity = (), None
-            else:
-                steps, equity = ranked[0].steps, ranked[0].equity
+            steps = ranked[0].steps if ranked else ()
+            best = ranked[0] if ranked else None
         else:
-            choice = self.advisor.choose(board, d1, d2)
-            steps, equity = (choice[1] if choice is not None else ()), None
+            choice = self.advisor.choose(board, d1, d2, ctx)
+            steps = choice[1] if choice is not None else ()
         ms = 1000 * (time.perf_counter() - start)
         move = move_words(steps)
         info = f"info role chequer time {ms:.0f}"
-        if equity is not None:
-            info += f" equity {equity:+.4f}"
+        if best is not None and best.value is not None:
+            if self.advisor.context(ctx) is None:
+                info += f" equity {best.equity:+.4f}"
+            elif best.mwc is not None:
+                info += f" mwc {best.mwc:.4f} emg {best.value:+.4f} equity {best.equity:+.4f}"
+            else:
+                info += f" cubeful {best.value:+.4f} equity {best.equity:+.4f}"
         return [f"{info} pv {move}", f"bestmove {move}"]
 
     def _cube(self, board: np.ndarray) -> list[str]:
@@ -474,7 +487,7 @@ class UbgiEngine:
             return ["take" if kind == "beaver" or d is None or d.take else "drop"]
         if kind == "cube":
             return ["double" if self.advisor.wants_double(board, ctx) else "roll"]
-        choice = self.advisor.choose(board, int(ctx.dice[0]), int(ctx.dice[1]))
+        choice = self.advisor.choose(board, int(ctx.dice[0]), int(ctx.dice[1]), ctx)
         return ["" if choice is None else move_words(choice[1])]
 
 
