@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from bgnet.bots import load_bot
 from bgnet.bots.simple import RandomBot
 from bgnet.cli import main as bgnet_main
 from bgnet.cube import ACTIONS, cube_action
@@ -36,11 +37,15 @@ def test_shipped_benchmark_covers_money_matches_and_cube_levels():
     assert len({tuple(s) for s in BENCH.score[~money]}) >= 15  # many match scores
     assert not np.any(BENCH.owner == 0)  # the player on roll may double everywhere
     assert not np.any(BENCH.crawford)
+    deep = load_benchmark(reference="2-ply")
+    assert np.array_equal(deep.boards, BENCH.boards) and "2-ply" in deep.reference
+    assert 0.8 < (deep.action == BENCH.action).mean() < 1.0  # a deeper look changes some
     # gnubg's action is the one its equities give, as bgnet's cube head reads them.
-    for i in range(0, len(BENCH), 7):
-        nd, dt, dp = BENCH.equities[i]
-        assert ACTIONS[BENCH.action[i]] == cube_action(nd, dt, dp, BENCH.probabilities[i, 1] > 0)
-        assert BENCH.context(i).may_double(1)
+    for b in (BENCH, deep):
+        for i in range(0, len(b), 7):
+            nd, dt, dp = b.equities[i]
+            assert ACTIONS[b.action[i]] == cube_action(nd, dt, dp, b.probabilities[i, 1] > 0)
+            assert b.context(i).may_double(1)
 
 
 def _bench(tmp_path, equities):
@@ -85,6 +90,8 @@ def test_file_errors(tmp_path):
         load_benchmark(str(bad))
     with pytest.raises(FileNotFoundError, match="make_cube_bench"):
         load_benchmark(str(tmp_path / "none.npz"))
+    with pytest.raises(ValueError, match="reference must be one of"):
+        load_benchmark(reference="1-ply")
 
 
 @pytest.mark.gnubg
@@ -93,10 +100,11 @@ def test_bench_cube_command(tmp_path, capsys):
     """gnubg 0-ply's probabilities through bgnet's cube head agree with the program nearly always."""
     path = tmp_path / "cube.json"
     assert bgnet_main(["bench", "cube", "--bot", "gnubg:0", "--bot", "random:1", "--limit", "60",
-                       "--json", str(path)]) == 0
+                       "--reference", "0-ply", "--json", str(path)]) == 0
     out = capsys.readouterr().out
     assert "60 positions" in out and "gnubg:0" in out and "missed doubles" in out
     d = json.loads(path.read_text())
+    assert "other_references" not in d and "0-ply" in d["reference"]
     gnubg, rand = d["results"]
     assert d["positions"] == 60 and gnubg["all"]["agreement"] >= 0.95 and gnubg["all"]["cost"] < 2
     assert rand["missed_double"]["count"] == int(BENCH.head(60).reference_double().sum())
@@ -104,6 +112,22 @@ def test_bench_cube_command(tmp_path, capsys):
     assert "paired_ref" not in gnubg and rand["paired_ref"] == "gnubg:0"
     assert rand["cost_minus_ref"] == pytest.approx(rand["all"]["cost"] - gnubg["all"]["cost"])
     assert rand["cost_minus_ref_ci95"] > 0 and "random:1 minus gnubg:0" in out
+
+
+@pytest.mark.gnubg
+@needs_gnubg
+def test_bench_cube_judges_the_same_decisions_by_both_references(tmp_path, capsys):
+    """By default the decisions are judged by the 2-ply verdicts, then by the 0-ply ones."""
+    path = tmp_path / "cube.json"
+    assert bgnet_main(["bench", "cube", "--bot", "gnubg:0", "--limit", "80", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("80 positions") == 2 and out.index("at 2-ply") < out.index("at 0-ply")
+    d = json.loads(path.read_text())
+    (other,) = d["other_references"]
+    assert "2-ply" in d["reference"] and "0-ply" in other["reference"]
+    deep = load_benchmark(reference="2-ply").head(80)
+    double, take = bot_decisions(load_bot("gnubg:0"), deep)
+    assert d["results"][0] == json.loads(json.dumps(rate_row(deep, double, take, "gnubg:0")))
 
 
 def test_bench_cube_errors(tmp_path, capsys):

@@ -14,7 +14,12 @@ evaluation plies 0``, its pruning nets, cubeful, no noise), its default match eq
 Kept: every position in a doubling window (GNU Backgammon doubles or is too good to double, or
 doubling is within ``--window`` of playing on, or the take is within ``--window`` of the pass),
 and one in ``--clear-every`` of the others, so that clear decisions weigh in too; all in a random
-order (the first N of the file are a fair sample of it). The defaults build the shipped file.
+order (the first N of the file are a fair sample of it).
+
+A second pass adds the program's verdict at 2-ply (``plies 2``: two rolls ahead, cubeful, the
+depth of its analysis by default) on the same positions; ``bgnet bench cube --reference 2-ply``
+judges by it. ``--deepen-only`` runs that pass alone on an existing file. The defaults build the
+shipped file (about 3 minutes for the first pass, 1 for the second).
 
     python3 tools/make_cube_bench.py
 """
@@ -27,9 +32,12 @@ import time
 import numpy as np
 
 from bgnet.engine.state import CENTERED, MatchContext
-from bgnet.evaluate.cube_bench import DEFAULT_PATH, SOURCES, save_benchmark
+from bgnet.evaluate.cube_bench import DEEP_KEYS, DEFAULT_PATH, SOURCES, load_benchmark, save_benchmark
+from bgnet.evaluate.er import write_arrays
 
 CHUNK = 2000  # positions per gnubg process
+REFERENCE = ("GNU Backgammon 1.07 program, cube decisions at 0-ply (pruning nets), Kazaross-XG2, "
+             "beavers and Jacoby off")
 
 
 def records_of(bot_a, bot_b, matches: int, money_games: int, seed: int):
@@ -81,14 +89,39 @@ def candidates(records, rng) -> list[tuple[int, np.ndarray, MatchContext]]:
     return [out[i] for i in rng.permutation(len(out))]
 
 
-def references(cases, program):
-    """GNU Backgammon's verdict on each (board, context), a few thousand per process."""
+def references(cases, program, plies: int = 0):
+    """GNU Backgammon's verdict at ``plies`` on each (board, context), a few thousand per
+    process."""
     from verify_cube import gnubg_program_decisions
 
     refs = []
     for lo in range(0, len(cases), CHUNK):
-        refs += gnubg_program_decisions([("", b, c) for b, c in cases[lo:lo + CHUNK]], program)
+        refs += gnubg_program_decisions([("", b, c) for b, c in cases[lo:lo + CHUNK]], program,
+                                        plies)
     return refs
+
+
+def deepen(path: str, program) -> None:
+    """Add the program's 2-ply verdicts to the benchmark file at ``path``."""
+    from bgnet.cube import ACTIONS
+
+    bench = load_benchmark(path)
+    t = time.time()
+    refs = references([(bench.boards[i], bench.context(i)) for i in range(len(bench))], program,
+                      plies=2)
+    if not all(r.available for r in refs):
+        raise RuntimeError("gnubg gave no cube analysis for a position where it had one at 0-ply")
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays.update(zip(DEEP_KEYS, (
+        np.array([r.probabilities for r in refs], np.float32),
+        np.array([(r.equities["nd"], r.equities["dt"], r.equities["dp"]) for r in refs], np.float32),
+        np.array([ACTIONS.index(r.action) for r in refs], np.int8),
+        np.array(REFERENCE.replace("0-ply", "2-ply")))))
+    write_arrays(path, **arrays)
+    same = sum(ACTIONS[a] == r.action for a, r in zip(bench.action, refs))
+    print(f"2-ply verdicts: {time.time() - t:.0f} s; the same action as at 0-ply in {same} of "
+          f"{len(refs)} positions")
 
 
 def in_window(ref, window: float) -> bool:
@@ -105,6 +138,8 @@ def main() -> int:
     ap.add_argument("--window", type=float, default=0.15)
     ap.add_argument("--clear-every", type=int, default=12)
     ap.add_argument("--out", default=DEFAULT_PATH)
+    ap.add_argument("--deepen-only", action="store_true",
+                    help="only add the 2-ply verdicts to the existing file --out")
     a = ap.parse_args()
     from verify_cube import gnubg_program
 
@@ -114,6 +149,9 @@ def main() -> int:
     if program is None:
         print("the GNU Backgammon program is not installed (apt-get install gnubg)")
         return 1
+    if a.deepen_only:
+        deepen(a.out, program)
+        return 0
     rng = np.random.default_rng(a.seed)
     t = time.time()
     bots = load_bot("bgnet-deep"), load_bot("gnubg:0")
@@ -129,11 +167,11 @@ def main() -> int:
         [refs[i].probabilities for i in keep],
         [(refs[i].equities["nd"], refs[i].equities["dt"], refs[i].equities["dp"]) for i in keep],
         [refs[i].action for i in keep], [cases[i][0] for i in keep],
-        reference="GNU Backgammon 1.07 program, cube decisions at 0-ply (pruning nets), "
-                  "Kazaross-XG2, beavers and Jacoby off")
+        reference=REFERENCE)
     kinds = {k: sum(refs[i].action == k for i in keep) for k in sorted({refs[i].action for i in keep})}
     print(f"{len(keep)} positions written to {a.out}: "
           + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+    deepen(a.out, program)
     return 0
 
 

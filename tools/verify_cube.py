@@ -144,8 +144,9 @@ def action_from_text(text: str) -> str:
     raise ValueError(f"unknown gnubg cube action {text!r}")
 
 
-def gnubg_program_decisions(cases, program: str | None = None) -> list[Reference]:
-    """Run gnubg's 0-ply cube analysis (``hint`` before the roll) on every case, one process."""
+def gnubg_program_decisions(cases, program: str | None = None, plies: int = 0) -> list[Reference]:
+    """Run gnubg's cube analysis at ``plies`` (``hint`` before the roll) on every case, one
+    process."""
     from bgnet.engine.position_id import position_id
     from bgnet.formats.match_id import match_id
 
@@ -154,13 +155,14 @@ def gnubg_program_decisions(cases, program: str | None = None) -> list[Reference
         raise RuntimeError("the GNU Backgammon program is not installed (apt-get install gnubg)")
     lines = ["set automatic roll off", "set player 0 human", "set player 1 human",
              "set output digits 5", "set beavers 0", "new session",
-             "set evaluation cubedecision evaluation plies 0"]
+             f"set evaluation cubedecision evaluation plies {int(plies)}"]
     for i, (_, board, ctx) in enumerate(cases):
         lines += [f"bgnetcase{i}", f"set matchid {match_id(ctx)}",
                   f"set board {position_id(board)}", "hint"]
     lines.append("bgnetcase-end")
     out = subprocess.run([program, "-t", "-q"], input="\n".join(lines) + "\n", text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600).stdout
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         timeout=600 + len(cases) * 2 ** plies).stdout
     parts = re.split(r"bgnetcase(\d+)", out)
     found = {int(parts[k]): parts[k + 1] for k in range(1, len(parts) - 1, 2)}
     return [_parse_hint(found.get(i, ""), cases[i]) for i in range(len(cases))]

@@ -225,7 +225,7 @@ def bench_main(argv: list[str]) -> int:
                          "losses; for deep search, default 1)")
     cube = sub.add_parser("cube", help="cube decisions against GNU Backgammon's",
                           description="How often a bot's doubles and takes agree with GNU "
-                                      "Backgammon's 0-ply cube decisions, and the equity each "
+                                      "Backgammon's cube decisions, and the equity each "
                                       "wrong one costs by its cubeful equities (thousandths of "
                                       "the cube per decision: millipoints in money play, mEMG "
                                       "in a match), measured on a shipped file of positions "
@@ -238,6 +238,11 @@ def bench_main(argv: list[str]) -> int:
                       help="value positions for cube decisions at this depth (net bots: 0, 1 "
                            "or 2; default: each bot's own)")
     cube.add_argument("--file", help="benchmark file (.npz; default: the one shipped with bgnet)")
+    cube.add_argument("--reference", choices=("2-ply", "0-ply", "both"),
+                      help="judge by GNU Backgammon's cube decisions at 2-ply (two rolls ahead, "
+                           "as its analysis does by default), at 0-ply (its net alone: the "
+                           "net of gnubg:0), or both, one table each (the default, where the "
+                           "file has both)")
     cube.add_argument("--limit", type=int, help="use only the first N positions")
     cube.add_argument("--json", metavar="PATH", type=output_file_arg,
                       help="also write the figures to this JSON file")
@@ -290,9 +295,8 @@ def bench_main(argv: list[str]) -> int:
 
 
 def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
-    """``bgnet bench cube``: each bot's cube decisions on the benchmark's positions."""
-    import zipfile
-
+    """``bgnet bench cube``: each bot's cube decisions on the benchmark's positions, judged by
+    each reference asked for."""
     from tqdm import tqdm
 
     from bgnet.evaluate import cube_bench
@@ -303,42 +307,59 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
         p.error(f"--limit must be at least 1; got {a.limit}")
     if a.ply is not None and a.ply < 0:
         p.error(f"--ply must be 0 or more; got {a.ply}")
-    path = a.file or cube_bench.DEFAULT_PATH
-    try:
-        bench = cube_bench.load_benchmark(path)
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
-        if path in str(e):  # load_benchmark's own message, which says what is wrong
-            raise BadInputFile(str(e)) from None
-        raise BadInputFile(f"{path!r} is not a readable cube benchmark (.npz file: "
-                           f"{type(e).__name__})") from None
+    benches = _cube_benchmarks(cube_bench, a.reference, a.file)
     if a.limit is not None:
-        bench = bench.head(a.limit)
+        benches = [b.head(a.limit) for b in benches]
     bots = {}  # all loaded before any is measured: a bad spec fails before the work starts
-    rows, costs = [], []
+    decisions = {}
     try:
         for spec in a.bot:
             bots[spec] = load_bot_arg(spec, a.device)
         for spec, bot in bots.items():
             name = spec if a.ply is None else f"{spec} (cube at {a.ply}-ply)"
-            with tqdm(total=len(bench), desc=name, unit="position", disable=None,
+            with tqdm(total=len(benches[0]), desc=name, unit="position", disable=None,
                       leave=False) as bar:
-                try:
-                    double, take = cube_bench.bot_decisions(bot, bench, a.ply, bar.update)
+                try:  # the decisions do not depend on the reference
+                    decisions[name] = cube_bench.bot_decisions(bot, benches[0], a.ply, bar.update)
                 except ValueError as e:  # a depth the bot does not have
                     p.error(str(e))
+    finally:
+        for bot in bots.values():
+            bot.close()
+    tables = []
+    for bench in benches:
+        rows, costs = [], []
+        for name, (double, take) in decisions.items():
             rows.append(cube_bench.rate_row(bench, double, take, name))
             costs.append(cube_bench.position_costs(bench, double, take))
             if len(rows) > 1:  # each beside the first bot, on the same positions
                 cube_bench.add_paired(rows[-1], costs[-1], costs[0], rows[0]["bot"])
-    finally:
-        for bot in bots.values():
-            bot.close()
-    print(cube_bench.format_table(rows, bench))
-    print(f"reference: {bench.reference}")
+        print(cube_bench.format_table(rows, bench))
+        print(f"reference: {bench.reference}")
+        tables.append((bench, rows))
     if a.json:
-        cube_bench.write_json(a.json, rows, bench)
+        cube_bench.write_json(a.json, tables)
         print(f"written to {a.json}")
     return 0
+
+
+def _cube_benchmarks(cube_bench, asked: str | None, path: str | None) -> list:
+    """The benchmark's positions with each reference asked for (the deeper one first); a file
+    that cannot be used raises BadInputFile."""
+    import zipfile
+
+    if asked == "both" or (asked is None and cube_bench.has_deep_reference(path)):
+        refs = ("2-ply", "0-ply")
+    else:
+        refs = (asked or "0-ply",)
+    path = path or cube_bench.DEFAULT_PATH
+    try:
+        return [cube_bench.load_benchmark(path, r) for r in refs]
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        if path in str(e):  # load_benchmark's own message, which says what is wrong
+            raise BadInputFile(str(e)) from None
+        raise BadInputFile(f"{path!r} is not a readable cube benchmark (.npz file: "
+                           f"{type(e).__name__})") from None
 
 
 def _er_benchmarks(er_mod, asked: str | None, path: str | None) -> list:

@@ -6,7 +6,9 @@ games with the cube centred or owned, 7-point matches at many scores and cube le
 real play (see ``tools/make_cube_bench.py``), and GNU Backgammon's verdict on each: its proper
 cube action and the three cubeful equities of the player on roll, no double (ND), double/take
 (DT) and double/pass (DP), normalised to the current cube as the program prints them (points per
-cube in money play, EMG in a match).
+cube in money play, EMG in a match). Two verdicts: the program's cube decisions at 0-ply (its net
+alone, the very net of the ``gnubg:0`` bot) and at 2-ply (two rolls ahead, cubeful: what its
+analysis uses by default), chosen with ``reference``.
 
 A bot makes two decisions on a position, as in ``bgnet eval``: the player on roll doubles or not,
 and the opponent, offered the cube, takes or passes (from the same probabilities: bgnet's cube
@@ -41,6 +43,9 @@ KINDS = ("missed_double", "wrong_double", "wrong_take", "wrong_pass")
 BATCH = 512  # positions handed to a bot at once
 _KEYS = ("boards", "cube", "owner", "length", "score", "crawford", "jacoby", "probabilities",
          "equities", "action", "source")
+REFERENCES = ("0-ply", "2-ply")
+# The deeper verdict's arrays, in the order of probabilities, equities, action, reference.
+DEEP_KEYS = ("probabilities_2ply", "equities_2ply", "action_2ply", "reference_2ply")
 
 
 @dataclass
@@ -130,8 +135,13 @@ def save_benchmark(path: str, boards, contexts, probabilities, equities, actions
                  reference=np.array(reference), **context_arrays(contexts))
 
 
-def load_benchmark(path: str | None = None) -> CubeBenchmark:
-    """Read a benchmark file (the shipped one by default), checking its arrays agree."""
+def load_benchmark(path: str | None = None, reference: str = "0-ply") -> CubeBenchmark:
+    """Read a benchmark file (the shipped one by default), checking its arrays agree.
+
+    ``reference``: whose verdict to judge by, GNU Backgammon's at ``"0-ply"`` (every file has it)
+    or at ``"2-ply"`` (a file that has it)."""
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}; got {reference!r}")
     path = path or DEFAULT_PATH
     if not os.path.exists(path):
         raise FileNotFoundError(f"no cube benchmark file at {path!r}; build one with "
@@ -142,6 +152,12 @@ def load_benchmark(path: str | None = None) -> CubeBenchmark:
             raise ValueError(f"{path!r} is not a cube benchmark: it lacks {sorted(missing)}")
         b = CubeBenchmark(*(z[k] for k in _KEYS),
                           reference=str(z["reference"]) if "reference" in z.files else "")
+        if reference == "2-ply":
+            if not set(DEEP_KEYS) <= set(z.files):
+                raise ValueError(f"{path!r} has no 2-ply verdicts; add them with "
+                                 "tools/make_cube_bench.py --deepen-only")
+            b.probabilities, b.equities, b.action = (z[k] for k in DEEP_KEYS[:3])
+            b.reference = str(z[DEEP_KEYS[3]])
     n = len(b.boards)
     shapes = {"boards": (n, 2, 25), "probabilities": (n, 5), "equities": (n, 3), "score": (n, 2)}
     if any(getattr(b, k).shape != s for k, s in shapes.items()) or \
@@ -150,6 +166,18 @@ def load_benchmark(path: str | None = None) -> CubeBenchmark:
     if len(b.action) and (b.action.min() < 0 or b.action.max() >= len(ACTIONS)):
         raise ValueError(f"{path!r} has an unknown cube action")
     return b
+
+
+def has_deep_reference(path: str | None = None) -> bool:
+    """Whether the benchmark file (the shipped one by default) holds 2-ply verdicts."""
+    path = path or DEFAULT_PATH
+    if not os.path.exists(path):
+        return False
+    try:
+        with np.load(path) as z:
+            return set(DEEP_KEYS) <= set(z.files)
+    except (OSError, ValueError):  # not an .npz: load_benchmark says what is wrong with it
+        return False
 
 
 # ----------------------------------------------------------------------------------------------
@@ -272,10 +300,14 @@ def format_table(rows: list[dict], bench: CubeBenchmark) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: str, rows: list[dict], bench: CubeBenchmark) -> None:
-    """Write the figures and the benchmark's description as JSON."""
+def write_json(path: str, tables: list) -> None:
+    """Write the figures and the benchmark's description as JSON. ``tables``: (benchmark, rows)
+    pairs, one per reference; the first at the top level, any others under "other_references"."""
+    (bench, rows), rest = tables[0], tables[1:]
     out = {"positions": len(bench), "reference": bench.reference, "take_window": TAKE_WINDOW,
            "results": rows}
+    if rest:
+        out["other_references"] = [{"reference": b.reference, "results": r} for b, r in rest]
     with open(path, "w") as f:
         json.dump(out, f, indent=2)
         f.write("\n")
