@@ -123,6 +123,40 @@ def test_checker_plays_are_judged_by_the_measure_the_player_faced(bot):
 
 
 @needs_bot
+def test_a_cubeless_session_is_judged_by_cubeless_equity_with_cubeless_play(tmp_path, bot, capsys):
+    """bgnet eval without --cube plays cubeless money games: judged by cubeless money equity
+    (--cubeless-play) the bot makes no checker error; judged by the cubeful money equity of a
+    centred cube (the default, the measure of a session played with the cube) it makes some."""
+    from bgnet.cli import main
+
+    path = _eval_mat(tmp_path, str(default_bot_path()), str(default_bot_path()), 4, seed=5)
+    plain = analyse_file(path, Judge(bot, cubeless_play=True))
+    cubeful = analyse_file(path, Judge(bot))
+    assert [p.checker_error for p in plain.players] == pytest.approx([0.0, 0.0], abs=1e-9)
+    assert sum(p.checker_error for p in cubeful.players) > 0.0
+    moves = [d for d in plain.decisions if d.kind == "move" and not d.forced]
+    assert len(moves) > 40 and all(d.played == d.best for d in moves)
+    # The values are the cubeless money equities the bot chose by.
+    from bgnet.engine.movegen import generate
+    from bgnet.engine.position_id import board_from_position_id
+    from bgnet.engine.notation import format_move
+    from bgnet.nn.probs import equity
+
+    d = moves[0]
+    board = board_from_position_id(d.position_id)
+    after, steps = generate(board, *d.dice)
+    values = equity(bot.eval.afterstates(after))
+    best = int(np.argmax(values))
+    assert format_move(steps[best], board) == d.best
+    assert d.best_equity == pytest.approx(float(values[best]), abs=1e-6)
+    assert main(["analyze", path, "--cubeless-play", "--quiet", "--json", str(tmp_path / "a.json")]) == 0
+    capsys.readouterr()
+    with open(tmp_path / "a.json") as f:
+        report = json.load(f)
+    assert [round(p["checker_error"], 9) for p in report["players"]] == [0.0, 0.0]
+
+
+@needs_bot
 def test_html_report_is_one_self_contained_page(tmp_path):
     from bgnet.cli import main
 

@@ -22,6 +22,7 @@ from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots import default_bot_path, load_bot
 from bgnet.engine.board import start_position
 from bgnet.engine.sampling import sample_positions
+from bgnet.formats.match_id import match_id
 from bgnet.nn.probs import equity, flip
 
 pytestmark = pytest.mark.skipif(default_bot_path() is None, reason="needs the shipped bot")
@@ -410,3 +411,31 @@ def test_gnubg_bot_rollout_agrees_with_gnu_backgammons_own(position, tmp_path):
     se_theirs = theirs.std(ddof=1) / np.sqrt(trials)
     z = (ours.equity - theirs.mean()) / np.hypot(ours.equity_se, se_theirs)
     assert abs(z) < 3, (ours.equity, ours.equity_se, theirs.mean(), se_theirs)
+
+
+def test_cubeless_play_chooses_trials_and_candidates_by_cubeless_equity(bot, tmp_path, capsys):
+    """--cubeless-play: a match rollout's trials are played by the bot's cubeless choice (the
+    cube is still played) and its candidates picked by cubeless equity, at double match point
+    too, where the match's own measure picks another move."""
+    from bgnet.analyze.rollout import CubeSetup, candidate_moves
+    from bgnet.cli import main
+    from bgnet.engine.position_id import board_from_position_id
+    from bgnet.engine.state import MatchContext
+
+    dmp = MatchContext(match_length=7, score=(6, 6), player_on_roll=1, turn=1)
+    spy = _Recorder(bot)
+    settings = RolloutSettings(trials=36, truncate=4, luck=False, cubeless_play=True)
+    rollout_position(spy, start_position(), settings, CubeSetup(dmp))
+    assert spy.seen and all(c is None for c in spy.seen)
+    board = board_from_position_id("4Ak+wCrgs/AgCQ")
+    pick = {plain: candidate_moves(bot, board, 4, 6, top=1, cube=CubeSetup(dmp), cubeless_play=plain)[0][2]
+            for plain in (False, True)}
+    assert pick == {False: "20/14 18/14", True: "20/14 13/9"}
+    out = tmp_path / "r.json"
+    for extra in ([], ["--cubeless-play"]):
+        assert main(["rollout", f"4Ak+wCrgs/AgCQ:{match_id(dmp.replace(dice=(4, 6)))}", "--trials", "6",
+                     "--truncate", "1", "--top", "1", "--quiet", "--json", str(out), *extra]) == 0
+        data = json.loads(out.read_text())
+        assert data["results"][0]["move"] == pick[bool(extra)]
+        assert data["settings"]["cubeless_play"] is bool(extra)
+    assert "checker plays by cubeless equity" in capsys.readouterr().out

@@ -10,7 +10,8 @@
   name ``bgnet eval --save-mat`` was given).
 
 JSON written by ``bgnet rollout --json``: ``bot``, ``settings`` (``trials``, ``truncate``,
-``seed``, ``cycle``, ``luck``, ``bearoff``, ``cubeful``), ``match_id``, ``dice`` (null for a
+``seed``, ``cycle``, ``luck``, ``bearoff``, ``cubeful``,
+``cubeless_play``), ``match_id``, ``dice`` (null for a
 position before the roll), ``luck_evaluator``, ``seconds``, ``trials_per_second`` and
 ``results``, one per rolled-out root, best first: ``position_id``, ``move`` and
 ``after_position_id`` (candidate moves: the move, and the position the opponent then faces),

@@ -7,7 +7,8 @@ Conventions (stated once here):
   cube head's cubeful equity at the score (normalised match equity: +1 wins a cube's worth, -1
   loses one), in a money session cubeful money equity with the cube as it stood (the Jacoby rule
   where it applies), the value of a move being minus the opponent's cubeful equity with the
-  opponent on roll (his cube action taken where he has access to the cube). Cube
+  opponent on roll (his cube action taken where he has access to the cube); with
+  ``--cubeless-play`` (sessions played without the cube) by cubeless money equity. Cube
   decisions always use the cube head's cubeful equities (:mod:`bgnet.cube`) from the judge's
   probabilities, in the match's own terms (money with or without the Jacoby rule, or the score).
 * An error is the equity of the best option minus the equity of the option played (0 or more). It
@@ -137,12 +138,15 @@ def luck_mark(luck: float) -> str:
 
 class Judge:
     """Probabilities of a bot at a search depth: of afterstates (mover's view), of positions before
-    the roll, and of the best move of each of the 21 rolls (for luck)."""
+    the roll, and of the best move of each of the 21 rolls (for luck). ``cubeless_play``: checker
+    plays are judged by cubeless money equity (sessions played without the cube) instead of the
+    measure the player faced."""
 
-    def __init__(self, bot: Bot, ply: int | None = None):
+    def __init__(self, bot: Bot, ply: int | None = None, cubeless_play: bool = False):
         from bgnet.bots.gnubg_bots import GnubgBot
 
         self.bot = bot
+        self.cubeless_play = bool(cubeless_play)
         self.ply = getattr(bot, "ply", 0) if ply is None else int(ply)
         self.gnubg = bot._g if isinstance(bot, GnubgBot) else None
         self.ev = getattr(bot, "eval", None)
@@ -522,16 +526,18 @@ def _valid(p: np.ndarray) -> np.ndarray:
 
 def _move_values(judge: Judge, board, after, played, ctx: MatchContext) -> np.ndarray:
     """Value of each afterstate for the mover, by the measure the player faced in ``ctx`` (the
-    module docstring): one compiled call of :class:`bgnet.cube.checker.MoveMeasure`."""
+    module docstring), or by cubeless money equity when the judge is told the session was played
+    without the cube: one compiled call of :class:`bgnet.cube.checker.MoveMeasure`."""
     from bgnet.cube.checker import measure_for
 
     met, eff = judge.bot.cube_settings()
-    measure = measure_for(ctx.replace(dice=(0, 0)), met, eff)
+    cubeful = not judge.cubeless_play
+    measure = measure_for(ctx.replace(dice=(0, 0)), met, eff, cubeful=cubeful)
     probs = judge.moves(after, played, measure)
     out = measure.values(probs, after)
     results = game_results(after)
     for j in np.flatnonzero(results):  # a finished game: its value by the rules
-        out[j] = _win_value(ctx, int(results[j]))
+        out[j] = _win_value(ctx, int(results[j])) if cubeful else float(results[j])
     return out
 
 

@@ -74,6 +74,10 @@ def rollout_parser() -> argparse.ArgumentParser:
                    help="share the trials among this many processes (same result)")
     p.add_argument("--cubeful", action="store_true",
                    help="play the cube in the trials (money play without a Match ID)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="the bot chooses the trials' checker plays, and the candidate moves are "
+                        "picked, by cubeless money equity even with a cube (default: by the "
+                        "match's own measure)")
     p.add_argument("--top", type=int, default=5, help="with DICE: the N best moves at 0-ply (default 5)")
     p.add_argument("--move", action="append", metavar="MOVE",
                    help="with DICE: a move to roll out, e.g. '8/5 6/5' (repeatable; replaces --top)")
@@ -127,7 +131,8 @@ def _rollout(argv: list[str]) -> int:
     spec = with_ply(a.bot, a.ply)
     bot = load_bot_arg(spec)
     settings = RolloutSettings(trials=a.trials, truncate=a.truncate, seed=a.seed, cycle=not a.no_cycle,
-                               luck=not a.no_luck, bearoff=not a.no_bearoff, cubeful=a.cubeful)
+                               luck=not a.no_luck, bearoff=not a.no_bearoff, cubeful=a.cubeful,
+                               cubeless_play=a.cubeless_play)
     cube = None
     if ctx is not None:
         if not ctx.is_money and min(ctx.away(0), ctx.away(1)) < 1:
@@ -163,7 +168,8 @@ def format_rollout(r, fmt: str | None = None) -> str:
     head = (f"rollout by {r.bot}: {s.trials} trials, seed {s.seed}"
             + (f", truncated at {s.truncate} plies" if s.truncate is not None else "")
             + (", cycled first rolls" if s.cycle else "") + (", luck correction" if s.luck else "")
-            + (", cubeful" if s.cubeful else ""))
+            + (", cubeful" if s.cubeful else "")
+            + (", checker plays by cubeless equity" if s.cubeful and s.cubeless_play else ""))
     head += ("" if s.cubeful else
              "\ncubeless: equities as if there were no cube (money play); --cubeful plays the cube "
              "in the trials and adds cubeful equities")
@@ -217,6 +223,10 @@ def analyze_parser() -> argparse.ArgumentParser:
     p.add_argument("--ply", type=int, help="search depth of the judge")
     p.add_argument("--jacoby", action="store_true", help="a money session played with the Jacoby rule "
                    "(.mat files; a .sgf file says its rules itself)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="judge checker plays by cubeless money equity, for sessions played without "
+                        "the cube (default: by the measure the player faced, cubeful equity at the "
+                        "score or cubeful money equity); cube decisions stay cubeful")
     p.add_argument("--top", type=int, default=10, help="list this many biggest mistakes (default 10)")
     p.add_argument("--format", choices=POSITION_FORMATS,
                    help="write the mistakes' positions as position-id, gnubg-id (the default: "
@@ -256,7 +266,7 @@ def _analyze(argv: list[str]) -> int:
     spec = with_ply(a.bot, a.ply)
     bot = load_bot_arg(spec)
     try:
-        judge = Judge(bot, a.ply)
+        judge = Judge(bot, a.ply, cubeless_play=a.cubeless_play)
     except ValueError as e:
         raise BadArgument(str(e)) from None
     try:

@@ -30,7 +30,8 @@ Variance reduction, as the strong programs do it:
 With a cube (a cubeful rollout, a Match ID) the bot chooses every checker play of a trial by the
 match's own measure at that trial's score, cube value and owner (its
 :meth:`~bgnet.bots.base.Bot.choose_moves_with_cube`, :mod:`bgnet.cube.checker`), and the
-candidate moves of a roll are picked by it too; without one, by cubeless money equity.
+candidate moves of a roll are picked by it too; without one, or with ``cubeless_play``, by
+cubeless money equity.
 
 The hot path is batched: on each ply all live trials go through one call of the compiled move
 generator for all 21 rolls and one evaluator call, in chunks of :data:`CHUNK` trials.
@@ -70,7 +71,9 @@ class RolloutSettings:
     """How a rollout is played: ``trials``; ``truncate`` (stop after this many plies and use the
     bot's evaluation; None plays to the end); ``seed``; ``cycle`` (cycle the first two rolls);
     ``luck`` (luck correction); ``bearoff`` (stop where the bear-off database is exact and use it);
-    ``cubeful`` (trials play the cube with bgnet's cube head)."""
+    ``cubeful`` (trials play the cube with bgnet's cube head); ``cubeless_play`` (the bot chooses
+    the trials' checker plays, and the candidate moves are picked, by cubeless money equity even
+    with a cube)."""
 
     trials: int = 1296
     truncate: int | None = None
@@ -79,6 +82,7 @@ class RolloutSettings:
     luck: bool = True
     bearoff: bool = True
     cubeful: bool = False
+    cubeless_play: bool = False
 
     def check(self) -> RolloutSettings:
         if isinstance(self.trials, bool) or int(self.trials) < 1:
@@ -242,7 +246,8 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
     use_luck = s.luck and ev is not None
     # The luck's 0-ply moves are the bot's own only without a cube: with one the bot chooses by
     # the match's own measure (bgnet.cube.checker).
-    reuse = use_luck and cube is None and _reuses_luck_moves(bot, ev)
+    by_cube = cube is not None and not s.cubeless_play
+    reuse = use_luck and not by_cube and _reuses_luck_moves(bot, ev)
     db = get_database() if s.bearoff else None
 
     board = np.repeat(roots, n_trials, axis=0)
@@ -339,7 +344,7 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
                     continue
         if reuse:
             after = chosen[np.arange(len(act)), k]
-        elif cube is not None:
+        elif by_cube:
             after = bot.choose_moves_with_cube(np.ascontiguousarray(board[act]), rolls,
                                                _move_contexts(cube, act, mine, cube_val, owner,
                                                               root_player))[0]
@@ -669,11 +674,13 @@ def _luck_name(bot: Bot, settings: RolloutSettings) -> str | None:
 
 
 def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
-                    named: list[str] | None = None, cube: CubeSetup | None = None):
+                    named: list[str] | None = None, cube: CubeSetup | None = None,
+                    cubeless_play: bool = False):
     """The moves to roll out: ``(afterstate, steps, notation)`` of the ``named`` moves (standard
     notation), or of the ``top`` best at 0-ply by the bot's net (by gnubg's 0-ply net for a gnubg
     bot, by bgnet's shipped net for the others), ranked by the match's own measure at the cube
-    and score of ``cube`` (:mod:`bgnet.cube.checker`), by cubeless equity without it."""
+    and score of ``cube`` (:mod:`bgnet.cube.checker`), by cubeless equity without it or with
+    ``cubeless_play``."""
     from bgnet.engine.movegen import generate
     from bgnet.engine.notation import format_move, parse_move
 
@@ -688,7 +695,7 @@ def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
                 picks.append(j)
     else:
         probs = _afterstate_probs(bot, after)
-        if cube is None:
+        if cube is None or cubeless_play:
             value = np.asarray(equity(probs), np.float64)
         else:
             from bgnet.cube.checker import measure_for
@@ -728,7 +735,7 @@ def rollout_moves(bot: Bot, board, d1: int, d2: int, settings: RolloutSettings =
 
     board = np.ascontiguousarray(board, np.int8).reshape(2, 25)
     cube, settings = _with_cube(cube, settings)
-    cands = candidate_moves(bot, board, d1, d2, top, named, cube)
+    cands = candidate_moves(bot, board, d1, d2, top, named, cube, settings.cubeless_play)
     if not cands:
         raise ValueError(f"no legal move with {d1}{d2}: the turn passes, there is nothing to roll out")
     roots = np.stack([a[::-1] for a, _, _ in cands])
