@@ -144,3 +144,27 @@ def test_bench_cube_errors(tmp_path, capsys):
     if HAVE_GNUBG:
         assert bgnet_main(["bench", "cube", "--bot", "gnubg:0", "--ply", "1", "--limit", "5"]) == 2
         assert "cannot search at ply=1" in capsys.readouterr().err
+
+
+def test_a_0ply_net_bot_makes_its_close_cube_decisions_again_at_1ply():
+    from bgnet.bots.net import close_decision
+
+    bot = load_bot("bgnet-deep")
+    bench = BENCH.head(40)
+    contexts = [bench.context(i) for i in range(len(bench))]
+    at0 = bot.cube_decisions(bench.boards, contexts, 0)
+    at1 = bot.cube_decisions(bench.boards, contexts, 1)
+    close = [close_decision(d, bot.search.cube_window) for d in at0]
+    assert 0 < sum(close) < len(close)
+    for d, d0, d1, c in zip(bot.cube_decisions(bench.boards, contexts), at0, at1, close):
+        assert d == (d1 if c else d0)
+    # The bench measures what bgnet eval plays; --ply asks for one depth throughout.
+    double, take = bot_decisions(bot, bench)
+    assert double.tolist() == [d.double for d in bot.cube_decisions(bench.boards, contexts)]
+    assert bot_decisions(bot, bench, 0)[0].tolist() == [d.double for d in at0]
+    # One position through the Position ID API is decided the same way.
+    from bgnet.engine.position_id import position_id
+    from bgnet.formats.match_id import match_id
+
+    i = close.index(True)
+    assert bot.cube_decision(position_id(bench.boards[i]), match_id(contexts[i])) == at1[i]

@@ -192,11 +192,28 @@ class Bot:
         when the length is 0): a :class:`bgnet.cube.CubeDecision`. Uses the bot's cube settings
         (match equity table, cube efficiency; GNU Backgammon's defaults unless the bot has its
         own)."""
-        from bgnet.cube import decide
+        board = fast_board_from_position_id(position_id)
+        return self.cube_decisions(board[None], [_context_of(match_id)], ply)[0]
 
-        probs = self.evaluate_position(position_id, ply).probabilities
-        met, efficiency = self.cube_settings()
-        return decide(probs, match_id, position_id, met=met, efficiency=efficiency)
+    def cube_decisions(self, boards: np.ndarray, contexts, ply: int | None = None, *, met=None,
+                       efficiency=None) -> list:
+        """The cube action (a :class:`bgnet.cube.CubeDecision`) for the player on roll of each
+        position (``boards[i]`` from his side, ``contexts[i]`` its cube and score), from this bot's
+        probabilities at ``ply`` (None: its own choice of depth) and its cube settings, or
+        ``met``/``efficiency`` where given. The opponent's answer to a double is the decision's
+        ``take``: the taker values the doubler's position."""
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
+        probs = np.asarray(self._probabilities(boards, ply), np.float64)
+        if probs.shape != (len(boards), 5):
+            raise ValueError(f"{self.name} returned probabilities of shape {probs.shape} for "
+                             f"{len(boards)} positions; expected (N, 5)")
+        from bgnet.cube import decide_context
+
+        own_met, own_efficiency = self.cube_settings()
+        met = own_met if met is None else met
+        efficiency = own_efficiency if efficiency is None else efficiency
+        return [decide_context(p, ctx, b, met=met, efficiency=efficiency)
+                for p, ctx, b in zip(probs, contexts, boards)]
 
     def cube_settings(self):
         """``(match equity table name or None, cube efficiency or None)`` for :meth:`cube_decision`;

@@ -201,9 +201,8 @@ def bot_decisions(bot: Bot, bench: CubeBenchmark, ply: int | None = None,
         return double, take
     for lo in range(0, len(bench), BATCH):
         hi = min(lo + BATCH, len(bench))
-        probs = player.probabilities(bench.boards[lo:hi])
-        for i, p in zip(range(lo, hi), probs):
-            d = player.decision(p, bench.context(i), bench.boards[i])
+        decisions = player.decisions(bench.boards[lo:hi], [bench.context(i) for i in range(lo, hi)])
+        for i, d in zip(range(lo, hi), decisions):
             double[i], take[i] = d.double, d.take
         if on_done is not None:
             on_done(hi - lo)

@@ -5,8 +5,9 @@ The rules come from :class:`bgnet.engine.game.Match` and :class:`~bgnet.engine.g
 decisions:
 
 * **Doubling.** Before each roll where the rules let the player on roll double, his bot values
-  the position (``bot.evaluate``: five cubeless probabilities) and :func:`bgnet.cube.decide_context`
-  turns them, with the cube and the score, into a cube action. It doubles when that action is
+  the position and decides (``bot.cube_decisions``: five cubeless probabilities turned by
+  :func:`bgnet.cube.decide_context`, with the cube and the score, into a cube action; a 0-ply net
+  bot values its close decisions again at 1-ply). It doubles when that action is
   ``double_take`` or ``double_pass``; ``no_double`` and ``too_good`` play on.
 * **Taking.** The other player answers with *his own* bot's view: his bot values the same
   position (the doubler on roll, as when the double was offered) and the same decision is made
@@ -44,7 +45,7 @@ import time
 import numpy as np
 
 from bgnet.bots.base import Bot
-from bgnet.cube import decide_context, load_met
+from bgnet.cube import load_met
 from bgnet.engine.game import MAX_CUBE, MOVE, ROLL, Game, GameRecord, Match, MatchRecord, RuleError
 from bgnet.evaluate.match import MAX_TURNS, DiceSequences, seating
 from bgnet.evaluate.results import (
@@ -78,16 +79,10 @@ class _Player:
         self.met = load_met(met if met is not None else own_met)
         self.efficiency = efficiency if efficiency is not None else own_efficiency
 
-    def probabilities(self, boards: np.ndarray) -> np.ndarray:
-        p = np.asarray(self.bot.evaluate(boards) if self.cube_ply is None else
-                       self.bot._probabilities(boards, self.cube_ply), np.float64)
-        if p.shape != (len(boards), 5):
-            raise ValueError(f"{self.name}.evaluate returned shape {p.shape} for {len(boards)} "
-                             "positions; expected (N, 5) probabilities")
-        return p
-
-    def decision(self, probs, ctx, board):
-        return decide_context(probs, ctx, board, met=self.met, efficiency=self.efficiency)
+    def decisions(self, boards: np.ndarray, contexts) -> list:
+        """The bot's cube decisions (:meth:`bgnet.bots.base.Bot.cube_decisions`)."""
+        return self.bot.cube_decisions(boards, contexts, self.cube_ply, met=self.met,
+                                       efficiency=self.efficiency)
 
 
 
@@ -160,10 +155,10 @@ def _cube_step(slots, players, cube: bool) -> None:
         if not group:
             continue
         boards = np.stack([s.game.board for s in group])
+        contexts = [s.game.context() for s in group]
         offered = []
-        for s, probs, board in zip(group, doubler.probabilities(boards), boards):
-            ctx = s.game.context()
-            if doubler.decision(probs, ctx, board).double:
+        for s, ctx, board, d in zip(group, contexts, boards, doubler.decisions(boards, contexts)):
+            if d.double:
                 s.game.double()
                 offered.append((s, ctx, board))
         _answer(offered, taker)
@@ -178,9 +173,9 @@ def _answer(offered, taker: _Player) -> None:
         for s, _, _ in offered:
             s.game.take()
         return
-    probs = taker.probabilities(np.stack([b for _, _, b in offered]))
-    for (s, ctx, board), pr in zip(offered, probs):
-        if taker.decision(pr, ctx, board).take:
+    answers = taker.decisions(np.stack([b for _, _, b in offered]), [c for _, c, _ in offered])
+    for (s, _, _), d in zip(offered, answers):
+        if d.take:
             s.game.take()
         else:
             s.game.drop()
