@@ -292,6 +292,3 @@ def run() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
 
-
-if __name__ == "__main__":
-    sys.exit(run())
