@@ -21,7 +21,9 @@ hint labels each move's figures by that measure: ``MWC 52.31%  EMG +0.046`` in a
 winning chances and their equity at the score, as GNU Backgammon and XG show them), ``cubeful
 equity +0.120`` in money play, ``equity (cubeless) +0.150`` with ``--cubeless-play``; the
 cubeless money equity stands beside a cubeful figure.
-The rules, the Crawford game and the score are :class:`~bgnet.engine.game.Match`'s. With ``--save`` the match is
+The table's rules (the bot's turns, what each decision may do, the messages) are
+:class:`~bgnet.play.table.Table`'s: this module reads a line, calls the table, and shows its
+events. The rules, the Crawford game and the score are :class:`~bgnet.engine.game.Match`'s. With ``--save`` the match is
 written after every game and when you quit: a ``.mat`` file (which GNU Backgammon imports), or
 GNU Backgammon's own ``.sgf`` when the name ends so (``load match``).
 """
@@ -32,17 +34,27 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, Game, Match, RuleError
-from bgnet.engine.notation import IllegalMoveError
+from bgnet.engine.game import DOUBLED, MOVE, OVER, Game, Match
 from bgnet.engine.position_id import position_id
-from bgnet.formats.mat import save_mat
 from bgnet.formats.match_id import match_id
 from bgnet.play.advisor import Advisor
 from bgnet.play.render import render_board
+from bgnet.play.table import (
+    BOT,
+    HUMAN,
+    CannotMove,
+    Event,
+    GameOver,
+    GameStarted,
+    MatchOver,
+    Refusal,
+    Table,
+    dice_text,
+)
 
-HUMAN, BOT = 0, 1
 STAY, DONE, QUIT = "stay", "done", "quit"  # what a typed line did to the turn
-RESULT_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+__all__ = ["PlaySession", "board_text", "HELP", "HUMAN", "BOT", "STAY", "DONE", "QUIT"]
+RESIGN_WORDS = {"single": 1, "normal": 1, "gammon": 2, "backgammon": 3, "1": 1, "2": 2, "3": 3}
 
 HELP = """\
 Commands:
@@ -67,7 +79,7 @@ def _stdin_line(prompt: str) -> str | None:
 
 
 class PlaySession:
-    """A person against ``advisor``'s bot.
+    """A person against ``advisor``'s bot at a :class:`~bgnet.play.table.Table`, in a terminal.
 
     ``read_line(prompt)`` returns the next line typed (None when input ends) and ``write(text)``
     shows text; they default to standard input and output. ``match_length`` 0 plays a money
@@ -79,16 +91,32 @@ class PlaySession:
                  name: str = "You", jacoby: bool = False, save_path=None, hints: int = 5,
                  read_line: Callable[[str], str | None] = _stdin_line,
                  write: Callable[[str], None] = print):
-        self.advisor = advisor
-        self.bot_name = _mat_name(advisor.bot.name)
-        self.name = name
-        self.match = Match(match_length, seed=seed, jacoby=jacoby, names=(name, self.bot_name),
-                           max_games=None if match_length else games)
+        self.table = Table(advisor, match_length=match_length, games=games, seed=seed, name=name,
+                           jacoby=jacoby, hints=hints, on_event=self.render)
         self.save_path = Path(save_path) if save_path is not None else None
-        self.hints = hints
         self.read_line = read_line
         self.write = write
         self._saved: set[Path] = set()
+
+    @property
+    def advisor(self) -> Advisor:
+        return self.table.advisor
+
+    @property
+    def name(self) -> str:
+        return self.table.name
+
+    @property
+    def bot_name(self) -> str:
+        return self.table.bot_name
+
+    @property
+    def match(self) -> Match:
+        return self.table.match
+
+    @match.setter
+    def match(self, match: Match) -> None:
+        self.table.match = match
 
     # -- the session ---------------------------------------------------------------------------
 
@@ -100,73 +128,22 @@ class PlaySession:
         self.write(f"{self.name} (X) against {self.bot_name} (O): {kind}. Type 'help' for the commands.")
         if self.advisor.note:
             self.write(f"Note: {self.advisor.note}.")
-        while not m.over:
-            if not self.play_game(m.new_game()):
+        while not self.match.over:
+            if not self.play_game(self.match.new_game()):
                 return 0
-            self._autosave()
-        self._announce_match_end()
         return 0
 
     def play_game(self, game: Game) -> bool:
         """Play ``game`` (a game of this session's match, new or set up in a position) to its
         end; False when the person quits."""
-        if self.match.length:
-            self.write(f"\nGame {len(self.match.games)}: score {self.name} {self.match.score[HUMAN]}, "
-                       f"{self.bot_name} {self.match.score[BOT]}"
-                       + (" (Crawford game: no doubling)" if game.crawford else ""))
-        else:
-            self.write(f"\nGame {len(self.match.games)}")
-        if game.phase == OPENING:
-            starter, dice = game.opening_roll()
-            mine, theirs = (dice[0], dice[1]) if starter == HUMAN else (dice[1], dice[0])
-            self.write(f"Opening roll: you {mine}, {self.bot_name} {theirs}; "
-                       f"{'you start' if starter == HUMAN else self.bot_name + ' starts'}.")
+        self.table.start_game(game)
         while not game.over:
-            if game.turn == BOT:
-                self._bot_turn(game)
-            elif not self._human_turn(game):
+            if not self._decide(game):
                 return False
-        self._announce_game_end(game)
         return True
 
-    # -- the bot -------------------------------------------------------------------------------
-
-    def _bot_turn(self, game: Game) -> None:
-        """The bot answers a double, or doubles, or rolls and moves."""
-        if game.phase == DOUBLED:
-            if self.advisor.wants_take(game.board, game.context()):
-                game.take(player=BOT)
-                self.write(f"{self.bot_name} takes: the cube is at {game.cube_value}, "
-                           f"{self.bot_name} owns it.")
-            else:
-                game.drop(player=BOT)
-                self.write(f"{self.bot_name} drops.")
-            return
-        if game.phase == ROLL:
-            if game.may_double(BOT) and self.advisor.wants_double(game.board, game.context()):
-                game.double(player=BOT)
-                self.write(f"{self.bot_name} doubles to {2 * game.cube_value}.")
-                return
-            game.roll(player=BOT)
-        rolled = _dice(game)
-        choice = self.advisor.choose(game.board, *game.dice, game.context())
-        game.play(None if choice is None else choice[0], player=BOT)
-        played = game.record.actions[-1].notation
-        self.write(f"{self.bot_name} rolls {rolled} and "
-                   + (f"plays {played}." if played else "cannot move."))
-
-    # -- the person ----------------------------------------------------------------------------
-
-    def _human_turn(self, game: Game) -> bool:
+    def _decide(self, game: Game) -> bool:
         """One decision of the person; False when they quit."""
-        if game.phase == ROLL and not game.may_double(HUMAN):
-            game.roll(player=HUMAN)
-            self.write(f"You roll {_dice(game)}.")
-        if game.phase == MOVE and len(game.legal_moves()[0]) == 0:
-            self.show(game)
-            self.write(f"You cannot move with {_dice(game)}.")
-            game.play(None, player=HUMAN)
-            return True
         self.show(game)
         while True:
             line = self.read_line(self._prompt(game))
@@ -183,18 +160,20 @@ class PlaySession:
         if game.phase == DOUBLED:
             return f"{self.bot_name} doubles to {2 * game.cube_value}: take or drop> "
         if game.phase == MOVE:
-            return f"Your move ({_dice(game)})> "
+            return f"Your move ({dice_text(game.dice)})> "
         return "Roll or double> "
+
+    # -- a typed line --------------------------------------------------------------------------
 
     def handle(self, game: Game, line: str) -> str:
         """Carry out one typed line: STAY (ask again), DONE (the turn moved on) or QUIT."""
         words = line.split()
         cmd = words[0].lower() if words else ""
-        common = {"hint": self._hint, "board": lambda g, w: self.show(g),
-                  "help": lambda g, w: self.write(HELP), "?": lambda g, w: self.write(HELP),
+        common = {"hint": self._hint, "board": lambda args: self.show(game),
+                  "help": lambda args: self.write(HELP), "?": lambda args: self.write(HELP),
                   "save": self._save_command}
         if cmd in common:
-            common[cmd](game, words[1:])
+            common[cmd](words[1:])
             return STAY
         if cmd in ("quit", "exit"):
             self.quit(ask=True)
@@ -202,36 +181,33 @@ class PlaySession:
         if cmd == "resign":
             return self._resign(game, words[1:])
         if game.phase == DOUBLED:
-            return self._answer_double(game, cmd)
-        if game.phase == ROLL:
-            return self._before_roll(game, cmd, line)
-        return self._move(game, line)
+            return self._answer_double(cmd)
+        if game.phase == MOVE:
+            return self._act(self.table.move, line)
+        return self._before_roll(cmd, line)
 
-    def _answer_double(self, game: Game, cmd: str) -> str:
+    def _act(self, decision, *args) -> str:
+        """Make a decision at the table: DONE, or STAY with the reason it was refused shown."""
+        try:
+            decision(*args)
+        except Refusal as e:
+            self.write(str(e))
+            return STAY
+        return DONE
+
+    def _answer_double(self, cmd: str) -> str:
         if cmd in ("take", "accept"):
-            game.take(player=HUMAN)
-            self.write(f"You take: the cube is at {game.cube_value} and yours.")
-            return DONE
+            return self._act(self.table.take)
         if cmd in ("drop", "pass", "reject"):
-            game.drop(player=HUMAN)
-            self.write("You drop.")
-            return DONE
+            return self._act(self.table.drop)
         self.write(f"{self.bot_name} has doubled: answer take or drop (or hint, board, resign, quit).")
         return STAY
 
-    def _before_roll(self, game: Game, cmd: str, line: str) -> str:
+    def _before_roll(self, cmd: str, line: str) -> str:
         if cmd in ("", "roll"):
-            game.roll(player=HUMAN)
-            self.write(f"You roll {_dice(game)}.")
-            return DONE
+            return self._act(self.table.roll)
         if cmd == "double":
-            try:
-                game.double(player=HUMAN)
-            except RuleError as e:
-                self.write(f"You cannot double: {e}.")
-                return STAY
-            self.write(f"You double to {2 * game.cube_value}.")
-            return DONE
+            return self._act(self.table.double)
         if cmd in ("take", "drop", "pass", "accept", "reject"):
             self.write("There is no double to answer.")
         elif _looks_like_move(line):
@@ -240,134 +216,44 @@ class PlaySession:
             self.write(f"Unknown command {cmd!r}: type roll, double, or help.")
         return STAY
 
-    def _move(self, game: Game, line: str) -> str:
-        cmd = line.strip().lower()
-        if cmd in ("roll", "double"):
-            self.write(f"You have rolled {_dice(game)}: play your move.")
-            return STAY
-        if cmd in ("take", "drop", "accept", "reject"):
-            self.write("There is no double to answer: play your move.")
-            return STAY
-        try:
-            game.play(line, player=HUMAN)
-        except IllegalMoveError as e:
-            self.write(f"Illegal move: {e}. Try again (hint lists the legal moves).")
-            return STAY
-        except RuleError as e:
-            self.write(f"Not allowed: {e}.")
-            return STAY
-        self.write(f"You play {game.record.actions[-1].notation}.")
-        return DONE
-
     def _resign(self, game: Game, args: list[str]) -> str:
-        kinds = {"single": 1, "normal": 1, "gammon": 2, "backgammon": 3, "1": 1, "2": 2, "3": 3}
-        kind = kinds.get(args[0].lower()) if args else 1
+        kind = RESIGN_WORDS.get(args[0].lower()) if args else 1
         if kind is None:
             self.write("Resign what? Type resign single, resign gammon or resign backgammon; "
                        f"got {args[0]!r}.")
             return STAY
-        try:
-            game.resign(kind, player=HUMAN)
-        except RuleError as e:
-            self.write(f"You cannot resign now: {e}.")
-            return STAY
-        if self.advisor.accepts_resignation(game.board_for(HUMAN), kind, game.value_of):
-            game.accept_resignation(player=BOT)
-            self.write(f"{self.bot_name} accepts your resignation of {RESULT_NAMES[kind]}.")
-            return DONE
-        game.reject_resignation(player=BOT)
-        self.write(f"{self.bot_name} rejects your resignation of {RESULT_NAMES[kind]}: play on.")
-        return STAY
+        self._act(self.table.resign, kind)
+        return DONE if game.over else STAY
 
-    # -- hints ---------------------------------------------------------------------------------
-
-    def _hint(self, game: Game, args: list[str]) -> None:
-        n = self.hints
-        if args:
-            if not args[0].isdigit() or int(args[0]) < 1:
-                self.write(f"hint takes a number of moves to show, e.g. hint 3; got {args[0]!r}.")
-                return
-            n = int(args[0])
-        if game.phase == MOVE:
-            self._hint_moves(game, n)
-        else:
-            self._hint_cube(game)
-
-    def _hint_moves(self, game: Game, n: int) -> None:
-        ranked = self.advisor.ranked_moves(game.board, *game.dice, game.context())
-        if not ranked:
-            self.write("No legal move.")
+    def _hint(self, args: list[str]) -> None:
+        if args and (not args[0].isdigit() or int(args[0]) < 1):
+            self.write(f"hint takes a number of moves to show, e.g. hint 3; got {args[0]!r}.")
             return
-        measure = self.advisor.measure(game.context())
-        by = "" if ranked[0].value is None else f", ranked by {_measure_name(measure)}"
-        self.write(f"{len(ranked)} legal move{'s' if len(ranked) != 1 else ''}; the best "
-                   f"{min(n, len(ranked))} by {self._judge_name()}{by}:")
-        for i, m in enumerate(ranked[:n], 1):
-            self.write(f"  {i}. {m.notation:<24s}{_move_figures(m, measure.cubeless)}"
-                       f"{_stats(m.probabilities, None)}")
-
-    def _hint_cube(self, game: Game) -> None:
-        doubled = game.phase == DOUBLED
-        d = self.advisor.cube_decision(game.board, game.context())
-        if d is None:
-            self.write("No cube advice: the bot has no evaluation of positions.")
-            return
-        ctx_note = "money" if game.match_length == 0 else "match"
-        if doubled:
-            advice = "take" if d.take else "drop"
-            self.write(f"{self._judge_name()} says: {advice} (take point {100 * d.take_point:.1f}%).")
-        elif not d.cube_available:
-            self.write("You may not double now; roll.")
-            return
-        else:
-            says = {"no_double": "no double: roll", "too_good": "too good to double: play on",
-                    "double_take": "double (it is a take)", "double_pass": "double (it is a pass)"}
-            self.write(f"{self._judge_name()} says: {says[d.action]}.")
-        who = self.bot_name if doubled else "you"
-        self.write(f"  cubeful {ctx_note} equity for {who} (on roll): no double {d.no_double:+.3f}, "
-                   f"double/take {_num(d.double_take)}, double/pass {_num(d.double_pass)}")
-        probs = self.advisor.probabilities(game.board)
-        assert probs is not None, "an advisor with cube advice has a judge, and so probabilities"
-        self.write(f"  {_stats(tuple(probs), None)}")
-
-    def _judge_name(self) -> str:
-        judge = self.advisor.judge
-        return "legal order (no evaluator)" if judge is None else judge.name
+        self.write(self.table.hint(int(args[0]) if args else None).text)
 
     # -- showing -------------------------------------------------------------------------------
+
+    def render(self, event: Event) -> None:
+        """Show what happened at the table: its line, the board where the person should see
+        it (a turn that passes, a game borne off), and save the match after every game."""
+        if isinstance(event, GameStarted):
+            self.write(f"\n{event.text}")
+            return
+        if isinstance(event, CannotMove) or (isinstance(event, GameOver) and event.end == "bearoff"):
+            self.show(self.match.game)
+        self.write(event.text)
+        if isinstance(event, GameOver):
+            self._autosave()
+        if isinstance(event, MatchOver) and self.save_path is not None:
+            self.write(f"The match is saved in {self.save_path}.")
 
     def show(self, game: Game) -> None:
         """Write the board from the person's side."""
         self.write(board_text(game, (self.name, self.bot_name)))
 
-    def _announce_game_end(self, game: Game) -> None:
-        winner = "You win" if game.winner == HUMAN else f"{self.bot_name} wins"
-        pts = f"{game.points} point{'s' if game.points != 1 else ''}"
-        if game.end == "bearoff":
-            self.show(game)
-            self.write(f"{winner} {RESULT_NAMES[game.result]}: {pts}.")
-        else:
-            self.write(f"{winner} {pts}.")
-        m = self.match
-        if m.length:
-            self.write(f"Score: {self.name} {m.score[HUMAN]}, {self.bot_name} {m.score[BOT]} "
-                       f"(to {m.length}).")
-        else:
-            self.write(f"Session: {self.name} {m.score[HUMAN]}, {self.bot_name} {m.score[BOT]}.")
-
-    def _announce_match_end(self) -> None:
-        m = self.match
-        if m.length:
-            who = "You win" if m.winner == HUMAN else f"{self.bot_name} wins"
-            self.write(f"{who} the match {max(m.score)}-{min(m.score)}.")
-        else:
-            self.write("The session is over.")
-        if self.save_path is not None:
-            self.write(f"The match is saved in {self.save_path}.")
-
     # -- saving --------------------------------------------------------------------------------
 
-    def _save_command(self, game: Game, args: list[str]) -> None:
+    def _save_command(self, args: list[str]) -> None:
         if not args and self.save_path is None:
             self.write("Save where? Type save FILE.mat.")
             return
@@ -384,12 +270,7 @@ class PlaySession:
                 self.write("Not saved.")
                 return False
         try:
-            if p.suffix.lower() == ".sgf":
-                from bgnet.formats.sgf import save_sgf
-
-                save_sgf(self.match, p)
-            else:
-                save_mat(self.match, p)
+            self.table.save(p)
         except (OSError, ValueError) as e:
             self.write(f"Could not save to {p}: {e}")
             return False
@@ -440,56 +321,9 @@ def board_text(game: Game, names: tuple[str, str], human: int = HUMAN) -> str:
         match_id=match_id(game.context()) if game.phase != OVER else None)
 
 
-def _measure_name(measure) -> str:
-    """What a hint ranks moves by, in the words its figures are labelled with."""
-    if measure.cubeless:
-        return "equity (cubeless)"
-    if measure.to_mwc(0.0) is not None:
-        return "MWC (match winning chances) and EMG (equity at the score)"
-    return "cubeful equity"
-
-
-def _move_figures(m, cubeless: bool) -> str:
-    """A hinted move's value, labelled by its measure as GNU Backgammon and XG label it: in a
-    match its match winning chances (MWC, %) and their equity at the score (EMG), with the
-    cubeless money equity beside them; in money play with the cube its cubeful equity, the
-    cubeless one beside it; in cubeless play its equity (cubeless). Empty without a judge."""
-    if m.value is None:
-        return ""
-    if cubeless:
-        return f"equity (cubeless) {m.equity:+.3f}  "
-    if m.mwc is not None:
-        return f"MWC {100 * m.mwc:.2f}%  EMG {m.value:+.3f}  cubeless equity {m.equity:+.3f}  "
-    return f"cubeful equity {m.value:+.3f}  cubeless equity {m.equity:+.3f}  "
-
-
-def _stats(probs, equity) -> str:
-    if probs is None:
-        return ""
-    w, wg, wbg, lg, lbg = probs
-    eq = f"equity {equity:+.3f}  " if equity is not None else ""
-    return (f"{eq}win {100 * w:.1f}% (gammon {100 * wg:.1f}%, bg {100 * wbg:.1f}%)  "
-            f"lose {100 * (1 - w):.1f}% (gammon {100 * lg:.1f}%, bg {100 * lbg:.1f}%)")
-
-
-def _dice(game: Game) -> str:
-    """The dice rolled, higher first: "6-4"."""
-    return f"{max(game.dice)}-{min(game.dice)}"
-
-
-def _num(x) -> str:
-    return "-" if x is None else f"{x:+.3f}"
-
-
 def _looks_like_move(text: str) -> bool:
     t = text.strip().lower()
     return bool(t) and (t[0].isdigit() or t.startswith("bar"))
-
-
-def _mat_name(name: str) -> str:
-    """A player's name as a .mat file can hold it (no ':' and no line breaks)."""
-    clean = " ".join(str(name).replace(":", "-").split())
-    return clean or "bot"
 
 
 # ---------------------------------------------------------------------------------------------
