@@ -1,9 +1,9 @@
-"""The games played on the page: one per visitor, each a :class:`~bgnet.play.terminal.PlaySession`.
+"""The games played on the page: one per visitor, each a :class:`~bgnet.play.table.Table`.
 
-The terminal's session holds the match and the rules of the table (how the bot answers doubles,
-resignations, its moves, and the messages for each); here its messages go to a log that the page
-shows, instead of standard output, and the person's decisions come from requests instead of
-typed lines. The person is player 0 (X, the left column of a ``.mat`` file), the bot player 1.
+The table holds the match and the rules of play (how the bot answers doubles, resignations, its
+moves, and the message for each, as events); here the person's decisions come from requests and
+the events' lines go to a log that the page shows. The person is player 0 (X, the left column of
+a ``.mat`` file), the bot player 1.
 
 A person's move is either typed (``move``, judged by :func:`bgnet.engine.notation.parse_move`,
 so an illegal one is explained as in the terminal) or clicked one checker at a time (``step``,
@@ -27,11 +27,10 @@ from fastapi.responses import PlainTextResponse
 from bgnet.engine import position_id
 from bgnet.engine.board import pip_counts
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, RuleError
-from bgnet.engine.notation import IllegalMoveError, format_move
+from bgnet.engine.notation import format_move
 from bgnet.formats.match_id import match_id
 from bgnet.nn.probs import equity as money_equity
-from bgnet.play import terminal
-from bgnet.play.terminal import BOT, DONE, HUMAN, PlaySession
+from bgnet.play.table import BOT, HUMAN, Event, Refusal, Table
 from bgnet.play.web import clickmove
 from bgnet.play.web.positions import probs_dict
 from bgnet.play.web.schema import ERRORS, GameAction, GameState, NewGame, only
@@ -41,19 +40,10 @@ MAX_LOG = 200
 HINT_MOVES = 5
 ACTIONS = ("roll", "double", "take", "drop", "resign", "move", "step", "undo", "confirm",
            "new_game", "hint")
+RESIGN_KINDS = {"single": 1, "gammon": 2, "backgammon": 3}
 # A JSON body that may be left out. One shared marker rather than a call in each route's
 # defaults; FastAPI copies the default for every request that omits the body.
 _OPTIONAL_BODY = Body(default=None)
-
-
-class _PageSession(PlaySession):
-    """The terminal's session without its terminal: nothing is drawn or saved to files."""
-
-    def show(self, game) -> None:  # the page draws the board itself
-        pass
-
-    def _autosave(self) -> None:
-        pass
 
 
 class WebGame:
@@ -65,10 +55,8 @@ class WebGame:
         self.answers = answers
         self.log: list[str] = []
         self.log_count = 0  # lines written since the start, so the page can tell the new ones
-        self.session = _PageSession(answers.advisor, match_length=match_length, games=None,
-                                    seed=seed, name=name, jacoby=jacoby, write=self._write,
-                                    read_line=lambda prompt: None)
-        self.steps: list = []  # the clicked move so far: (from, to, die) single steps
+        self.table = Table(answers.advisor, match_length=match_length, games=None, seed=seed,
+                           name=name, jacoby=jacoby, on_event=self._told)
         self.hint: dict | None = None
         self.bot_moves: list[dict] = []  # the bot's moves since the person's last action
         self._start_game()
@@ -80,67 +68,48 @@ class WebGame:
         self.log_count += len(lines)
         del self.log[:-MAX_LOG]
 
+    def _told(self, event: Event) -> None:
+        self._write(event.text)
+
     @property
     def match(self):
-        return self.session.match
+        return self.table.match
 
     @property
     def game(self):
-        return self.match.game
+        return self.table.game
+
+    @property
+    def steps(self) -> list:
+        """The clicked move so far: (from, to, die) single steps."""
+        return self.table.steps
 
     def _start_game(self) -> None:
-        m = self.match
-        game = m.new_game()
-        names = (self.session.name, self.session.bot_name)
-        head = f"Game {len(m.games)}"
-        if m.length:
-            head += (f": score {names[0]} {m.score[HUMAN]}, {names[1]} {m.score[BOT]}"
-                     + (" (Crawford game: no doubling)" if game.crawford else ""))
-        self._write(head)
-        starter, dice = game.opening_roll()
-        mine, theirs = (dice[0], dice[1]) if starter == HUMAN else (dice[1], dice[0])
-        self._write(f"Opening roll: you {mine}, {names[1]} {theirs}; "
-                    f"{'you start' if starter == HUMAN else names[1] + ' starts'}.")
-        self._advance()
-
-    def _advance(self) -> None:
-        """Let the bot act, roll for the person when doubling is not allowed and pass a turn
-        without a legal move, until the person must decide or the game is over."""
-        s, g = self.session, self.game
-        self.steps = []
-        first = len(g.record.actions)
         try:
-            self._play_on(s, g)
+            self.table.start_game()
         finally:
-            self.bot_moves = [_bot_move(g, i, a) for i, a in enumerate(g.record.actions)
-                              if i >= first and a.player == BOT and a.kind == "move"]
+            self._keep_bot_moves(0)
 
-    def _play_on(self, s, g) -> None:
-        while not g.over:
-            if g.turn == BOT:
-                s._bot_turn(g)
-                continue
-            if g.phase == ROLL and not g.may_double(HUMAN):
-                g.roll(player=HUMAN)
-                self._write(f"You roll {terminal._dice(g)}.")
-            if g.phase == MOVE and len(g.legal_moves()[0]) == 0:
-                self._write(f"You cannot move with {terminal._dice(g)}.")
-                g.play(None, player=HUMAN)
-                continue
-            return
-        s._announce_game_end(g)
-        if self.match.over:
-            s._announce_match_end()
+    def _decide(self, decision, *args, logged: bool = True) -> None:
+        """Make the person's decision at the table and keep the bot's moves that answered it;
+        a refusal is a 400 (its line also goes to the log when ``logged``, as typed decisions'
+        do)."""
+        first = len(self.game.record.actions)
+        try:
+            decision(*args)
+        except Refusal as e:
+            if logged:
+                self._write(str(e))
+            raise ApiError(400, str(e)) from None
+        except Exception:
+            self._keep_bot_moves(first)
+            raise
+        self._keep_bot_moves(first)
 
-    def _typed(self, line: str) -> None:
-        """A line as the terminal reads it; its messages go to the log."""
-        before = len(self.log)
-        outcome = self.session.handle(self.game, line)
-        if outcome == DONE:
-            self._advance()
-        elif len(self.log) > before:
-            # STAY: the session explained why (illegal move, a double not allowed...).
-            raise ApiError(400, self.log[-1])
+    def _keep_bot_moves(self, first: int) -> None:
+        g = self.game
+        self.bot_moves = [_bot_move(g, i, a) for i, a in enumerate(g.record.actions)
+                          if i >= first and a.player == BOT and a.kind == "move"]
 
     # -- actions ---------------------------------------------------------------------------------
     def act(self, action: str, body: dict | None = None) -> dict:
@@ -164,44 +133,44 @@ class WebGame:
             raise ApiError(400, "it is not your turn")
         try:
             getattr(self, "_" + action)(body)
-        except RuleError as e:  # the rules refuse it now (the terminal's checks come first)
+        except RuleError as e:  # the rules refuse it now (the table's checks come first)
             raise ApiError(400, f"Not allowed: {e}.") from None
         return self.state()
 
     def _roll(self, body):
         self._need(ROLL, "you can roll only at the start of your turn")
-        self._typed("roll")
+        self._decide(self.table.roll)
 
     def _double(self, body):
         self._need(ROLL, "you can double only before rolling")
-        self._typed("double")
+        self._decide(self.table.double)
 
     def _take(self, body):
         self._need(DOUBLED, "there is no double to answer")
-        self._typed("take")
+        self._decide(self.table.take)
 
     def _drop(self, body):
         self._need(DOUBLED, "there is no double to answer")
-        self._typed("drop")
+        self._decide(self.table.drop)
 
     def _resign(self, body):
         kind = str(body.get("kind") or "single")
-        if kind not in ("single", "gammon", "backgammon"):
+        if kind not in RESIGN_KINDS:
             raise ApiError(400, f"resign single, gammon or backgammon; got {kind!r}")
-        before = len(self.log)
-        self.session.handle(self.game, f"resign {kind}")
+        try:
+            self.table.resign(RESIGN_KINDS[kind])
+        except Refusal as e:  # told in the log, as a rejected resignation is
+            self._write(str(e))
+            return
         if self.game.over:
-            self._advance()
-        elif len(self.log) == before:
-            raise ApiError(400, "the resignation was not offered")
+            self.bot_moves = []
 
     def _move(self, body):
         text = body.get("move")
         if not isinstance(text, str) or not text.strip():
             raise ApiError(400, "give the move as text, e.g. {\"move\": \"24/18 13/11\"}")
         self._need(MOVE, "roll the dice first")
-        self.steps = []
-        self._typed(text)
+        self._decide(self.table.move, text)
 
     def _step(self, body):
         self._need(MOVE, "roll the dice first")
@@ -209,55 +178,44 @@ class WebGame:
         if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 25 for x in (a, b)):
             raise ApiError(400, "a step is {\"from\": POINT, \"to\": POINT} with points 0..25 "
                                 "(25 the bar, 0 off), numbered from your side")
-        g = self.game
-        after_all, _ = g.legal_moves()
         try:
-            self.steps = clickmove.add_hop(g.board, *g.dice, self.steps, a, b, after_all)
-        except IllegalMoveError as e:
-            raise ApiError(400, f"Illegal move: {e}.") from None
+            self.table.step(a, b)
+        except Refusal as e:
+            raise ApiError(400, str(e)) from None
 
     def _undo(self, body):
         self._need(MOVE, "there is no move to undo")
-        self.steps = []
+        self.table.undo()
 
     def _confirm(self, body):
         self._need(MOVE, "there is no move to confirm")
-        g = self.game
-        after = clickmove.is_complete(g.board, self.steps, g.legal_moves()[0])
-        if after is None:
-            left = clickmove.unused(clickmove.dice_of(*g.dice), self.steps)
-            raise ApiError(400, f"the move is not finished: play the {_and(left)} too (or undo)")
-        g.play(after, player=HUMAN)
-        self._write(f"You play {g.record.actions[-1].notation}.")
-        self._advance()
+        self._decide(self.table.confirm, logged=False)
 
     def _hint(self, body):
         g = self.game
         if g.phase == MOVE and g.turn == HUMAN:
-            ply, ctx = self.answers.ply(None), g.context()
-            count, top = self.answers.valued(g.board, max(g.dice), min(g.dice), ply, HINT_MOVES, ctx)
-            measure = self.answers.measure(ctx)
-            moves = []
-            for a, s, p in top:
-                value = None if p is None else float(measure.values(p[None], a[None])[0])
-                mwc = None if value is None or measure.cubeless else measure.to_mwc(value)
-                moves.append({"notation": format_move(s, g.board),
-                              "equity": None if p is None else round(float(money_equity(p)), 4),
-                              "cubeful_equity": None if measure.cubeless or value is None
-                              else round(value, 4),
-                              "mwc": None if mwc is None else round(mwc, 4),
-                              "probabilities": None if p is None else probs_dict(p)})
-            self.hint = {"moves": moves, "legal_moves": count, "ply": self.answers.values_ply(ply),
-                         "by": getattr(self.answers.evaluator, "name", None),
-                         "ranked_by": self.answers.ranked_by(ctx)}
+            self.hint = self._move_hint(g)
         else:
-            lines: list[str] = []
-            write, self.session.write = self.session.write, lines.append
-            try:
-                self.session._hint_cube(g)
-            finally:
-                self.session.write = write
-            self.hint = {"text": [ln for text in lines for ln in str(text).splitlines()]}
+            self.hint = {"text": self.table.cube_hint().text.splitlines()}
+
+    def _move_hint(self, g) -> dict:
+        """The best moves with their figures, valued by the page's bot at its depth."""
+        ply, ctx = self.answers.ply(None), g.context()
+        count, top = self.answers.valued(g.board, max(g.dice), min(g.dice), ply, HINT_MOVES, ctx)
+        measure = self.answers.measure(ctx)
+        moves = []
+        for a, s, p in top:
+            value = None if p is None else float(measure.values(p[None], a[None])[0])
+            mwc = None if value is None or measure.cubeless else measure.to_mwc(value)
+            moves.append({"notation": format_move(s, g.board),
+                          "equity": None if p is None else round(float(money_equity(p)), 4),
+                          "cubeful_equity": None if measure.cubeless or value is None
+                          else round(value, 4),
+                          "mwc": None if mwc is None else round(mwc, 4),
+                          "probabilities": None if p is None else probs_dict(p)})
+        return {"moves": moves, "legal_moves": count, "ply": self.answers.values_ply(ply),
+                "by": getattr(self.answers.evaluator, "name", None),
+                "ranked_by": self.answers.ranked_by(ctx)}
 
     def _need(self, phase: str, why: str) -> None:
         if self.game.phase != phase:
@@ -265,7 +223,7 @@ class WebGame:
 
     # -- the state -------------------------------------------------------------------------------
     def state(self) -> dict:
-        g, m = self.game, self.match
+        g, m, table = self.game, self.match, self.table
         view = g.board_for(HUMAN)
         mine = g.phase == MOVE and g.turn == HUMAN
         shown = clickmove.display_board(view, self.steps) if mine else view
@@ -284,7 +242,7 @@ class WebGame:
         if g.phase == DOUBLED and on_roll is not None:
             cube.update(offered=2 * g.cube_value, offered_by="you" if on_roll == HUMAN else "bot")
         state = {
-            "id": self.id, "names": {"you": self.session.name, "bot": self.session.bot_name},
+            "id": self.id, "names": {"you": table.name, "bot": table.bot_name},
             "match_length": m.length, "jacoby": bool(m.jacoby),
             "score": {"you": m.score[HUMAN], "bot": m.score[BOT]},
             "game_number": len(m.games), "crawford": g.crawford, "phase": g.phase,
@@ -295,12 +253,12 @@ class WebGame:
             "off": {"you": 15 - int(shown[1].sum()), "bot": 15 - int(shown[0].sum())},
             "pips": {"you": pips[0], "bot": pips[1]},
             "dice": list(g.dice) if g.dice[0] else None,
-            "dice_left": clickmove.unused(clickmove.dice_of(*g.dice), self.steps) if mine else [],
+            "dice_left": table.dice_left() if mine else [],
             "steps": [[a, b] for a, b, _ in self.steps],
             "steps_notation": format_move([(a, b) for a, b, _ in self.steps], view) if self.steps else "",
-            "complete": bool(mine and clickmove.is_complete(view, self.steps, g.legal_moves()[0]) is not None),
+            "complete": bool(mine and table.clicked_move() is not None),
             "legal_moves": legal,
-            "destinations": self._destinations(view) if mine else {},
+            "destinations": {str(a): ends for a, ends in table.destinations().items()} if mine else {},
             "bot_moves": list(self.bot_moves),
             "cube": cube,
             "may_double": g.phase == ROLL and g.turn == HUMAN and g.may_double(HUMAN),
@@ -314,40 +272,11 @@ class WebGame:
         }
         return state
 
-    def _destinations(self, view) -> dict[str, list[int]]:
-        """For each point the person may move a checker from now, the points one click may
-        take it to (as :func:`clickmove.add_hop` accepts them)."""
-        g = self.game
-        after_all = g.legal_moves()[0]
-        rest = clickmove.unused(clickmove.dice_of(*g.dice), self.steps)
-        if not rest or len(after_all) == 0:
-            return {}
-        me, _ = clickmove.replay(view, self.steps)
-        reach = sorted({sum(rest[:k]) for k in range(1, len(rest) + 1)}
-                       | ({rest[-1]} if len(rest) > 1 else set()))
-        sources = [clickmove.BAR] if me[24] > 0 else [p for p in range(24, 0, -1) if me[p - 1] > 0]
-        out: dict[str, list[int]] = {}
-        for a in sources:
-            ends = []
-            for b in dict.fromkeys(max(a - d, 0) for d in reach):
-                try:
-                    clickmove.add_hop(view, g.dice[0], g.dice[1], self.steps, a, b, after_all)
-                except IllegalMoveError:
-                    continue
-                ends.append(b)
-            if ends:
-                out[str(a)] = ends
-        return out
-
     def mat(self) -> str:
-        from bgnet.formats.mat import write_mat
-
-        return write_mat(self.match)
+        return self.table.match_text("mat")
 
     def sgf(self) -> str:
-        from bgnet.formats.sgf import write_sgf
-
-        return write_sgf(self.match)
+        return self.table.match_text("sgf")
 
 
 def _bot_move(g, index: int, action) -> dict:
@@ -362,11 +291,6 @@ def _bot_move(g, index: int, action) -> dict:
         steps.append({"from": int(a), "to": int(b), "hit": bool(hit)})
     return {"id": f"{g.record.number}-{index}", "dice": [int(max(action.dice)), int(min(action.dice))],
             "notation": action.notation or "", "steps": steps}
-
-
-def _and(items) -> str:
-    items = [str(x) for x in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 class GameStore:
