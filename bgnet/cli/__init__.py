@@ -1,5 +1,10 @@
 """The ``bgnet`` command: one subcommand (verb) per thing a user does.
 
+:data:`COMMANDS` is the table of verbs; each verb's arguments and its call live in the file of
+its family in this package (``train``, ``nets``, ``measure``, ``play``, ``serve``, ``analyze``,
+``positions``), which calls the domain modules with plain arguments and is imported only when
+one of its verbs runs (so that ``bgnet play`` loads no torch).
+
 :func:`main` is the one place where a person's mistakes become messages: an exception that means
 one (a :class:`bgnet.errors.UserError`, which every such error class of the library derives
 from, or a missing file) is printed as one line,
@@ -11,177 +16,24 @@ argument types checked before any work starts, and loading a bot named on the co
 """
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Callable
 
 from bgnet.arguments import error_line, user_error_code
 from bgnet.errors import EXIT_INTERRUPTED, EXIT_USAGE, require
 
 
-def _cmd_moves(argv: list[str]) -> int:
-    """``bgnet moves POSITION [DICE]``: a header, then every legal move with the next position
-    (the opponent on roll), written as ``--format`` asks (Position IDs by default, whatever
-    POSITION's format). POSITION is a Position ID, ``POSITIONID:MATCHID`` or an XGID; one that
-    carries dice needs no DICE. A person's mistake is
-    one line on standard error and exit code 2."""
-    from bgnet.arguments import ArgumentParser
-    from bgnet.engine.api import game_over, legal_moves
-    from bgnet.errors import BadArgument
-    from bgnet.formats.position import FORMATS, after_move_context, read_position, write_position
+def _verb(module: str, function: str) -> Callable[[list[str]], int]:
+    """The verb ``function`` of ``module`` (a family of this package, e.g. ``train``, or a full
+    module name), imported only when the verb runs."""
+    name = module if "." in module else f"{__name__}.{module}"
 
-    p = ArgumentParser(prog="bgnet moves", description="List every legal move of a position.",
-                       examples=("bgnet moves 4HPwATDgc/ABMA 31",
-                                 "bgnet moves 4HPwATDgc/ABMA:cInlACAAIAAE",
-                                 "bgnet moves XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10 "
-                                 "--format xgid"))
-    p.add_argument("position", help="the player on roll to move: a GNU Backgammon Position ID (14 "
-                                    "characters), POSITIONID:MATCHID, or an XGID")
-    p.add_argument("dice", nargs="?", help="the roll, e.g. 31 or 3-1 (optional when the position "
-                                           "carries dice)")
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help="how to write the positions: position-id (the default), gnubg-id "
-                        "(POSITIONID:MATCHID) or xgid")
+    def call(argv: list[str]) -> int:
+        return getattr(importlib.import_module(name), function)(argv)
 
-    def one_line_error(message: str):
-        raise BadArgument(message)
-
-    a = p.parse_args(argv)
-    try:
-        pos = read_position(a.position)
-    except ValueError as e:
-        one_line_error(str(e))
-    if a.dice is not None:
-        digits = [c for c in a.dice if c.isdigit()]
-        if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(a.dice.strip()) > 3:
-            one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {a.dice!r}")
-        d1, d2 = int(digits[0]), int(digits[1])
-    elif pos.dice() is not None:
-        d1, d2 = pos.dice()
-    else:
-        one_line_error("give the dice after the position, e.g. 'bgnet moves 4HPwATDgc/ABMA 31'")
-    d1, d2 = max(d1, d2), min(d1, d2)
-    fmt = a.format or "position-id"
-    ctx = pos.context_or_default().replace(dice=(d1, d2), double_offered=False)
-    ctx = ctx.replace(turn=ctx.player_on_roll)
-    after_ctx = after_move_context(ctx)
-    pid = write_position(pos.board, None, "position-id")
-    head = f"position {write_position(pos.board, ctx, fmt)}  dice {d1}{d2}"
-    if game_over(pos.board):
-        print(f"{head}: the game is over (a side has borne off all its checkers)")
-        return 0
-
-    def shown(next_id: str) -> str:
-        if fmt == "position-id":
-            return next_id
-        from bgnet.engine.position_id import board_from_position_id
-
-        return write_position(board_from_position_id(next_id), after_ctx, fmt)
-
-    moves = legal_moves(pid, d1, d2)
-    if moves[0][0] == "":
-        print(f"{head}: no legal move, the turn passes")
-        print(f"next position, the opponent on roll: {shown(moves[0][1])}")
-        return 0
-    print(f"{head}: {len(moves)} legal move{'s' if len(moves) != 1 else ''} "
-          "(next positions have the opponent on roll)")
-    for i, (text, next_id) in enumerate(moves, 1):
-        print(f"{i:4d}. {text:<28s} {shown(next_id)}")
-    return 0
-
-
-def _cmd_eval(argv: list[str]) -> int:
-    from bgnet.evaluate.cli import eval_main
-
-    return eval_main(argv)
-
-
-def _cmd_bench(argv: list[str]) -> int:
-    from bgnet.evaluate.cli import bench_main
-
-    return bench_main(argv)
-
-
-def _cmd_tournament(argv: list[str]) -> int:
-    from bgnet.evaluate.cli import tournament_main
-
-    return tournament_main(argv)
-
-
-def _cmd_export(argv: list[str]) -> int:
-    from bgnet.export.onnx_export import export_main
-
-    return export_main(argv)
-
-
-def _cmd_train(argv: list[str]) -> int:
-    from bgnet.train.app import main as train_main
-
-    return train_main(argv)
-
-
-def _cmd_play(argv: list[str]) -> int:
-    from bgnet.play.terminal import play_main
-
-    return play_main(argv)
-
-
-def _cmd_serve(argv: list[str]) -> int:
-    from bgnet.play.web.cli import serve_main
-
-    return serve_main(argv)
-
-
-def _cmd_serve_external(argv: list[str]) -> int:
-    from bgnet.play.external import serve_main
-
-    return serve_main(argv)
-
-
-def _cmd_ubgi(argv: list[str]) -> int:
-    from bgnet.play.ubgi import ubgi_main
-
-    return ubgi_main(argv)
-
-
-def _cmd_rollout(argv: list[str]) -> int:
-    from bgnet.analyze.cli import rollout_main
-
-    return rollout_main(argv)
-
-
-def _cmd_analyze(argv: list[str]) -> int:
-    from bgnet.analyze.cli import analyze_main
-
-    return analyze_main(argv)
-
-
-def _cmd_widen(argv: list[str]) -> int:
-    from bgnet.train.surgery import widen_main
-
-    return widen_main(argv)
-
-
-def _cmd_distill(argv: list[str]) -> int:
-    from bgnet.train.distill import distill_main
-
-    return distill_main(argv)
-
-
-def _cmd_deepen(argv: list[str]) -> int:
-    from bgnet.train.surgery import deepen_main
-
-    return deepen_main(argv)
-
-
-def _cmd_average(argv: list[str]) -> int:
-    from bgnet.train.surgery import average_main
-
-    return average_main(argv)
-
-
-def _cmd_plot(argv: list[str]) -> int:
-    from bgnet.train.curves import plot_main
-
-    return plot_main(argv)
+    call.__qualname__ = call.__name__ = function
+    return call
 
 
 # What each verb needs beyond bgnet's own dependencies (numpy, numba, onnxruntime, tqdm): the
@@ -192,23 +44,40 @@ NEEDS = {"train": ("torch", "hydra", "omegaconf", "tensorboard"), "export": ("to
          "plot": ("matplotlib", "tensorboard")}
 
 COMMANDS = {
-    "train": (_cmd_train, "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
-    "moves": (_cmd_moves, "list the legal moves of a position"),
-    "eval": (_cmd_eval, "play two bots against each other (points per game, 95 % interval)"),
-    "bench": (_cmd_bench, "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
-    "export": (_cmd_export, "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
-    "tournament": (_cmd_tournament, "rate a run's checkpoints and reference bots against each other"),
-    "play": (_cmd_play, "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
-    "serve": (_cmd_serve, "play a bot in the browser and query it over HTTP (--bot, --port; wildbg's /move)"),
-    "serve-external": (_cmd_serve_external, "let GNU Backgammon play a bot as an external player (--port P)"),
-    "ubgi": (_cmd_ubgi, "run a bot as a UBGI engine on standard input and output (--bot, --ply)"),
-    "rollout": (_cmd_rollout, "roll out a position or the candidate moves of a roll (--trials N)"),
-    "analyze": (_cmd_analyze, "judge every checker play and cube decision of a .mat file"),
-    "widen": (_cmd_widen, "widen a hidden layer of a checkpoint's net, same function, to train on (--contact N)"),
-    "deepen": (_cmd_deepen, "insert an identity hidden layer into a checkpoint to train on (--after K)"),
-    "average": (_cmd_average, "average the weights of a run's last checkpoints into one net (--last N --out OUT)"),
-    "distill": (_cmd_distill, "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
-    "plot": (_cmd_plot, "draw a run's learning curve from its TensorBoard log (--out PNG)"),
+    "train": (_verb("bgnet.train.app", "main"),
+              "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
+    "moves": (_verb("positions", "moves_main"),
+              "list the legal moves of a position"),
+    "eval": (_verb("bgnet.evaluate.cli", "eval_main"),
+             "play two bots against each other (points per game, 95 % interval)"),
+    "bench": (_verb("bgnet.evaluate.cli", "bench_main"),
+              "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
+    "export": (_verb("bgnet.export.onnx_export", "export_main"),
+               "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
+    "tournament": (_verb("bgnet.evaluate.cli", "tournament_main"),
+                   "rate a run's checkpoints and reference bots against each other"),
+    "play": (_verb("bgnet.play.terminal", "play_main"),
+             "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),
+    "serve": (_verb("bgnet.play.web.cli", "serve_main"),
+              "play a bot in the browser and query it over HTTP (--bot, --port; wildbg's /move)"),
+    "serve-external": (_verb("bgnet.play.external", "serve_main"),
+                       "let GNU Backgammon play a bot as an external player (--port P)"),
+    "ubgi": (_verb("bgnet.play.ubgi", "ubgi_main"),
+             "run a bot as a UBGI engine on standard input and output (--bot, --ply)"),
+    "rollout": (_verb("bgnet.analyze.cli", "rollout_main"),
+                "roll out a position or the candidate moves of a roll (--trials N)"),
+    "analyze": (_verb("bgnet.analyze.cli", "analyze_main"),
+                "judge every checker play and cube decision of a .mat file"),
+    "widen": (_verb("bgnet.train.surgery", "widen_main"),
+              "widen a hidden layer of a checkpoint's net, same function, to train on (--contact N)"),
+    "deepen": (_verb("bgnet.train.surgery", "deepen_main"),
+               "insert an identity hidden layer into a checkpoint to train on (--after K)"),
+    "average": (_verb("bgnet.train.surgery", "average_main"),
+                "average the weights of a run's last checkpoints into one net (--last N --out OUT)"),
+    "distill": (_verb("bgnet.train.distill", "distill_main"),
+                "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
+    "plot": (_verb("bgnet.train.curves", "plot_main"),
+             "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }
 
 # ---------------------------------------------------------------------------------------------
