@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,6 +52,9 @@ from bgnet.engine.notation import IllegalMoveError
 from bgnet.errors import BadArgument
 from bgnet.play.advisor import Advisor, RankedMove
 from bgnet.play.web import clickmove
+
+if TYPE_CHECKING:
+    from bgnet.cube import CubeDecision
 
 HUMAN, BOT = 0, 1
 RESULT_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
@@ -255,7 +259,7 @@ class CubeHint(Event):
     """The judge's cube advice (``decision`` None: it has none) for the person on roll, or
     on whether to take the bot's double (``doubled``)."""
 
-    decision: object  # a bgnet.cube.CubeDecision, or None
+    decision: CubeDecision | None
     doubled: bool
     money: bool
     judge: str
@@ -268,7 +272,8 @@ class CubeHint(Event):
         if d is None:
             return "No cube advice: the bot has no evaluation of positions."
         if self.doubled:
-            head = f"{self.judge} says: {'take' if d.take else 'drop'} (take point {100 * d.take_point:.1f}%)."
+            point = "" if d.take_point is None else f" (take point {100 * d.take_point:.1f}%)"
+            head = f"{self.judge} says: {'take' if d.take else 'drop'}{point}."
         elif not d.cube_available:
             return "You may not double now; roll."
         else:
@@ -305,9 +310,12 @@ class Table:
         self.steps: list = []  # the clicked move so far: (from, to, die) single steps
 
     @property
-    def game(self) -> Game | None:
+    def game(self) -> Game:
         """The game being played (or the last one)."""
-        return self.match.game
+        g = self.match.game
+        if g is None:
+            raise Refusal("no game has started yet")
+        return g
 
     @property
     def names(self) -> tuple[str, str]:
@@ -342,6 +350,7 @@ class Table:
                 self._bot_turn(g)
             elif not self._person_automatic(g):
                 return
+        assert g.winner is not None, "a game that is over has a winner"
         self._emit(GameOver(g.winner, g.result, g.points, g.end, self.names, self.match.score,
                             self.match.length))
         if self.match.over:
@@ -482,7 +491,7 @@ class Table:
 
     def _person(self, phase: str | None, why: str) -> Game:
         """The game, when the person may act in ``phase`` (None: any); Refusal otherwise."""
-        g = self.game
+        g = self.match.game
         if g is None or g.over:
             raise Refusal("the game is over: start the next game")
         if g.turn != HUMAN:

@@ -240,7 +240,7 @@ class PlaySession:
             self.write(f"\n{event.text}")
             return
         if isinstance(event, CannotMove) or (isinstance(event, GameOver) and event.end == "bearoff"):
-            self.show(self.match.game)
+            self.show(self.table.game)
         self.write(event.text)
         if isinstance(event, GameOver):
             self._autosave()
