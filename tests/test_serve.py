@@ -689,7 +689,7 @@ def test_a_bot_that_only_chooses_moves_puts_its_choice_first():
                                             ("localhost", True), ("0.0.0.0", False),
                                             ("192.168.1.5", False)])
 def test_only_loopback_hosts_pass_without_a_warning(host, loopback):
-    from bgnet.play.web.cli import check_host
+    from bgnet.cli.serve import check_host
 
     assert check_host(host) is loopback
 

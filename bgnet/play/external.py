@@ -40,7 +40,6 @@ never reaches the cube questions, since GNU Backgammon asks them only when doubl
 """
 from __future__ import annotations
 
-import argparse
 import socketserver
 import threading
 from dataclasses import dataclass
@@ -315,49 +314,3 @@ def start_in_thread(player: ExternalPlayer, host: str = "127.0.0.1", port: int =
     server = ExternalServer((host, port), player)
     threading.Thread(target=server.serve_forever, name="bgnet-external", daemon=True).start()
     return server
-
-
-def serve_main(argv: list[str]) -> int:
-    """``bgnet serve-external``."""
-    from bgnet.arguments import ArgumentParser, load_bot_arg
-
-    p = ArgumentParser(
-        prog="bgnet serve-external",
-        description="Play a bot inside GNU Backgammon as an external player: run this, then in "
-                    "GNU Backgammon 'set player 1 external localhost:PORT' and start a game.",
-        examples=("bgnet serve-external --port 31000",
-                  "bgnet serve-external --port 31000 --bot checkpoints/bgnet-default.onnx --ply 1"))
-    p.add_argument("--port", type=int, required=True, help="TCP port to listen on")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--bot", help="the bot (default: the bot shipped with bgnet); see bgnet play --help")
-    p.add_argument("--ply", type=int, help="search depth of a network bot (0, 1, 2) or gnubg")
-    p.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=True,
-                   help="money games use the Jacoby rule (GNU Backgammon's default: on)")
-    p.add_argument("--cubeless-play", action="store_true",
-                   help="choose checker plays by cubeless money equity (default: by the match's "
-                        "own measure, cubeful match winning chances at the score or cubeful money "
-                        "equity)")
-    p.add_argument("--verbose", action="store_true", help="print every line received and answered")
-    a = p.parse_args(argv)
-    if not 0 < a.port < 65536:
-        p.error(f"--port must be from 1 to 65535; got {a.port}")
-    bot = load_bot_arg(a.bot, ply=a.ply)
-    log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
-    advisor = Advisor(bot, cubeful=not a.cubeless_play)
-    try:
-        server = ExternalServer((a.host, a.port), ExternalPlayer(advisor, jacoby=a.jacoby, log=log))
-    except OSError as e:
-        raise BadArgument(f"cannot listen on {a.host}:{a.port}: {e.strerror or e}") from None
-    if advisor.note:
-        print(f"Note: {advisor.note}.")
-    print(f"{bot.name} is listening on {a.host}:{server.port}. In GNU Backgammon type:\n"
-          f"  set player 1 external {a.host}:{server.port}\n  new match 5\n"
-          "Stop with Ctrl-C.", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        print("\nStopped.")
-    finally:
-        server.server_close()
-    return 0
-

@@ -1,4 +1,5 @@
-"""Command lines ``bgnet rollout`` and ``bgnet analyze``.
+"""The analyze family of verbs: ``bgnet rollout`` (:mod:`bgnet.analyze.rollout`) and ``bgnet
+analyze`` (:mod:`bgnet.analyze.analysis`).
 
 A person's mistake ends the command with one line, ``bgnet VERB: error: MESSAGE``, and the exit
 code of its kind (:mod:`bgnet.errors`): 2 for a bad argument, 3 for an input file that cannot be
@@ -97,23 +98,6 @@ def rollout_parser() -> argparse.ArgumentParser:
 def rollout_main(argv: list[str]) -> int:
     """``bgnet rollout``; a person's mistake raises a :class:`bgnet.errors.UserError`, which
     :func:`bgnet.cli.main` prints in one line with its exit code."""
-    return _rollout(argv)
-
-
-def _check_rollout_args(a) -> None:
-    if a.trials < 1:
-        raise BadArgument(f"--trials must be at least 1; got {a.trials}")
-    if a.truncate is not None and a.truncate < 0:
-        raise BadArgument(f"--truncate must be 0 or more plies; got {a.truncate}")
-    if a.workers < 1:
-        raise BadArgument(f"--workers must be at least 1; got {a.workers}")
-    if a.top < 1:
-        raise BadArgument(f"--top must be at least 1; got {a.top}")
-    if a.move and not a.dice:
-        raise BadArgument("--move names moves of a roll: give the DICE too")
-
-
-def _rollout(argv: list[str]) -> int:
     from bgnet.analyze.rollout import (
         CubeSetup,
         RolloutSettings,
@@ -159,6 +143,20 @@ def _rollout(argv: list[str]) -> int:
             f.write("\n")
         print(f"written to {a.json}")
     return 0
+
+
+def _check_rollout_args(a) -> None:
+    if a.trials < 1:
+        raise BadArgument(f"--trials must be at least 1; got {a.trials}")
+    if a.truncate is not None and a.truncate < 0:
+        raise BadArgument(f"--truncate must be 0 or more plies; got {a.truncate}")
+    if a.workers < 1:
+        raise BadArgument(f"--workers must be at least 1; got {a.workers}")
+    if a.top < 1:
+        raise BadArgument(f"--top must be at least 1; got {a.top}")
+    if a.move and not a.dice:
+        raise BadArgument("--move names moves of a roll: give the DICE too")
+
 
 
 def format_rollout(r, fmt: str | None = None) -> str:
@@ -247,10 +245,6 @@ FILES_HELP = (".mat files as bgnet or GNU Backgammon writes them: one or several
 def analyze_main(argv: list[str]) -> int:
     """``bgnet analyze``; a person's mistake raises a :class:`bgnet.errors.UserError`, which
     :func:`bgnet.cli.main` prints in one line with its exit code."""
-    return _analyze(argv)
-
-
-def _analyze(argv: list[str]) -> int:
     from bgnet.analyze.analysis import Judge, Report, analyse_file, format_summary
     from bgnet.analyze.inputs import expand
 

@@ -1,7 +1,9 @@
-"""``bgnet serve``: the HTTP server and play page for a bot (see :mod:`bgnet.play.web`).
+"""The serve family of verbs: ``bgnet serve``, the HTTP server and play page for a bot (see
+:mod:`bgnet.play.web`), and ``bgnet serve-external``, a bot as GNU Backgammon's external player
+(see :mod:`bgnet.play.external`).
 
-It listens on the loopback address unless ``--host`` names another; any other address is served
-with a warning, since the page and the API have no login.
+``bgnet serve`` listens on the loopback address unless ``--host`` names another; any other
+address is served with a warning, since the page and the API have no login.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import ipaddress
 import socket
 import sys
 
+from bgnet.arguments import ArgumentParser, load_bot_arg
 from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
 
 PROG = "bgnet serve"
@@ -86,8 +89,6 @@ def load(spec: str | None, ply: int | None):
     """The bot to serve and the ply its answers search at by default (None for a bot without a
     search depth), resolved and loaded as every verb loads a bot
     (:func:`bgnet.arguments.load_bot_arg`)."""
-    from bgnet.arguments import load_bot_arg
-
     bot = load_bot_arg(spec, ply=ply)
     return bot, (ply if hasattr(bot, "ranked_moves") else None)
 
@@ -133,4 +134,48 @@ def serve_main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["serve_main", "check_host"]
+def serve_external_main(argv: list[str]) -> int:
+    """``bgnet serve-external``: the bot as GNU Backgammon's external player (see
+    :mod:`bgnet.play.external`)."""
+    from bgnet.play.advisor import Advisor
+    from bgnet.play.external import ExternalPlayer, ExternalServer
+
+    p = ArgumentParser(
+        prog="bgnet serve-external",
+        description="Play a bot inside GNU Backgammon as an external player: run this, then in "
+                    "GNU Backgammon 'set player 1 external localhost:PORT' and start a game.",
+        examples=("bgnet serve-external --port 31000",
+                  "bgnet serve-external --port 31000 --bot checkpoints/bgnet-default.onnx --ply 1"))
+    p.add_argument("--port", type=int, required=True, help="TCP port to listen on")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--bot", help="the bot (default: the bot shipped with bgnet); see bgnet play --help")
+    p.add_argument("--ply", type=int, help="search depth of a network bot (0, 1, 2) or gnubg")
+    p.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=True,
+                   help="money games use the Jacoby rule (GNU Backgammon's default: on)")
+    p.add_argument("--cubeless-play", action="store_true",
+                   help="choose checker plays by cubeless money equity (default: by the match's "
+                        "own measure, cubeful match winning chances at the score or cubeful money "
+                        "equity)")
+    p.add_argument("--verbose", action="store_true", help="print every line received and answered")
+    a = p.parse_args(argv)
+    if not 0 < a.port < 65536:
+        p.error(f"--port must be from 1 to 65535; got {a.port}")
+    bot = load_bot_arg(a.bot, ply=a.ply)
+    log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
+    advisor = Advisor(bot, cubeful=not a.cubeless_play)
+    try:
+        server = ExternalServer((a.host, a.port), ExternalPlayer(advisor, jacoby=a.jacoby, log=log))
+    except OSError as e:
+        raise BadArgument(f"cannot listen on {a.host}:{a.port}: {e.strerror or e}") from None
+    if advisor.note:
+        print(f"Note: {advisor.note}.")
+    print(f"{bot.name} is listening on {a.host}:{server.port}. In GNU Backgammon type:\n"
+          f"  set player 1 external {a.host}:{server.port}\n  new match 5\n"
+          "Stop with Ctrl-C.", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nStopped.")
+    finally:
+        server.server_close()
+    return 0
