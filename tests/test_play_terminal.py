@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bgnet.bots import load_bot, with_ply
+from bgnet.cli.play import play_main
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Game, Match
 from bgnet.engine.notation import IllegalMoveError, parse_move
@@ -20,7 +21,7 @@ from bgnet.engine.sampling import apply_steps, sample_positions
 from bgnet.errors import BadArgument
 from bgnet.formats.mat import load_mat, read_mat
 from bgnet.play.advisor import Advisor
-from bgnet.play.terminal import BOT, HUMAN, PlaySession, play_main
+from bgnet.play.terminal import BOT, HUMAN, PlaySession
 
 HINT_RE = re.compile(r"^\s+1\. (.+?)(?:\s{2,}(?:MWC|cubeful equity|equity \(cubeless\)|win) .*)?$")
 # A hinted move's figures, labelled by what the moves are ranked by.

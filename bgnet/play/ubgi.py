@@ -46,8 +46,6 @@ name EvalMode value cubeless`` chooses by cubeless money equity instead. Cube de
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Callable
 
@@ -502,38 +500,3 @@ def serve(engine: UbgiEngine, stdin, stdout) -> int:
         if engine.quit:
             break
     return 0
-
-
-def ubgi_main(argv: list[str]) -> int:
-    """``bgnet ubgi``: the bot as a UBGI engine on standard input and output."""
-    from bgnet.arguments import ArgumentParser, load_bot_arg
-    from bgnet.bots import with_ply
-
-    p = ArgumentParser(
-        prog="bgnet ubgi",
-        description="Run a bot as an engine of the Universal Backgammon Interface (UBGI): commands "
-                    "on standard input, answers on standard output (see docs/GUIDE.md).",
-        examples=("bgnet ubgi", "bgnet ubgi --bot bgnet-deep --ply 1",
-                  "printf 'ubgi\\nposition gnubgid 4HPwATDgc/ABMA\\ndice 3 1\\ngo\\nquit\\n' | bgnet ubgi"))
-    p.add_argument("--bot", help="the bot (default: the bot shipped with bgnet); a spec as in bgnet play")
-    p.add_argument("--ply", type=int, help="search depth of a network bot (0, 1, 2) or gnubg")
-    p.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=True,
-                   help="money games use the Jacoby rule (default: on; the Jacoby option changes it)")
-    a = p.parse_args(argv)
-    if a.ply is not None and not 0 <= a.ply <= 2:
-        p.error(f"--ply must be 0, 1 or 2; got {a.ply}")
-
-    def log(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    engine = UbgiEngine(with_ply(a.bot, None), load_bot_arg, ply=a.ply, jacoby=a.jacoby, version=_version(), log=log)
-    return serve(engine, sys.stdin.buffer, sys.stdout)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("bgnet")
-    except PackageNotFoundError:
-        return ""
