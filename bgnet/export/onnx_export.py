@@ -26,11 +26,9 @@ and time), ``source`` (the checkpoint's file name).
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -271,35 +269,6 @@ def max_difference(net, bot_path: str | os.PathLike, positions: int = 10000, see
     }
 
 
-def export_main(argv: list[str]) -> int:
-    """``bgnet export CHECKPOINT [--out BOT.onnx] [--name NAME] [--check N]``.
-
-    Exit codes (:mod:`bgnet.errors`): 0 written (and checked); 2 a bad argument (``--out`` a
-    directory or in a missing folder, ``--check`` below 0); 3 a checkpoint that cannot be used
-    (missing, corrupt, or holding a net that cannot be exported); 1 the export disagrees with the
-    torch net.
-    """
-    p = argparse.ArgumentParser(prog="bgnet export",
-                                description="Export a training checkpoint as an ONNX bot that plays "
-                                            "without torch (onnxruntime + numpy).",
-                                epilog="example:\n  bgnet export runs/my-run/checkpoints/latest.pt "
-                                       "--out my-bot.onnx",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", help="a training checkpoint (.pt)")
-    p.add_argument("--out", help="the ONNX file to write, in an existing folder (default: the "
-                                 "checkpoint's name with .onnx)")
-    p.add_argument("--name", help="the bot's name in its metadata, which the play page and "
-                   "reports show (default: the --out file's name, else the run's: "
-                   "runs/quick/checkpoints/latest.pt is 'quick')")
-    p.add_argument("--check", type=int, default=1000, metavar="N",
-                   help="compare the export with the torch net on N positions (0: skip; default 1000)")
-    a = p.parse_args(argv)
-    try:
-        return _export(a)
-    except (BadArgument, BadInputFile) as e:
-        return _fail(str(e), e.exit_code)
-
-
 def bot_name_for(checkpoint: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
     """The name an exported bot gets unless ``--name`` gives one: the output file's (``--out
     quick.onnx``: ``quick``), else the run's, for a checkpoint in a run's ``checkpoints``
@@ -322,33 +291,3 @@ def bot_name_for(checkpoint: str | os.PathLike, out: str | os.PathLike | None = 
         if run:
             return run
     return ck.stem
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"bgnet export: error: {message}", file=sys.stderr)
-    return code
-
-
-def _export(a) -> int:
-    from bgnet.nn.checkpoint import CheckpointError, load_net
-
-    if a.check < 0:
-        raise BadArgument(f"--check must be 0 or more; got {a.check}")
-    out = Path(a.out) if a.out else Path(a.checkpoint).with_suffix(".onnx")
-    if out.resolve() == Path(a.checkpoint).resolve():
-        raise BadArgument("--out must differ from the checkpoint")
-    check_output_path(out)
-    try:
-        name = a.name or bot_name_for(a.checkpoint, out if a.out else None)
-        path = export_onnx(a.checkpoint, out, {"name": name})
-    except (CheckpointError, ExportError) as e:
-        # Both are about the checkpoint given: unreadable, or holding a net that cannot be exported.
-        raise BadInputFile(str(e)) from None
-    print(f"wrote {path} ({path.stat().st_size / 1024:.1f} KiB)")
-    if a.check:
-        diff = max_difference(load_net(a.checkpoint)[0], path, a.check)
-        print(f"agreement with the torch net on {a.check} positions: max |difference| "
-              f"{diff['positions']:.2e} (positions), {diff['afterstates']:.2e} (afterstates)")
-        if max(diff.values()) > 1e-5:
-            return _fail("the export disagrees with the torch net by more than 1e-5", 1)
-    return 0
