@@ -45,7 +45,7 @@ Conventions (stated once here):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,10 +54,9 @@ from bgnet.engine import position_id
 from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, MatchContext
 from bgnet.nn.encode import game_results
-from bgnet.nn.probs import equity, flip, terminal_probs_batch
+from bgnet.nn.probs import equity
 
 if TYPE_CHECKING:
-    from bgnet.bots.net import NetBot
     from bgnet.cube import CubeDecision
 
 DOUBTFUL, ERROR, BLUNDER = 0.04, 0.08, 0.16
@@ -143,36 +142,18 @@ class Judge:
     measure the player faced."""
 
     def __init__(self, bot: Bot, ply: int | None = None, cubeless_play: bool = False):
-        from bgnet.bots.gnubg_bots import GnubgBot
-
         self.bot = bot
         self.cubeless_play = bool(cubeless_play)
-        self.ply = getattr(bot, "ply", 0) if ply is None else int(ply)
-        self.gnubg = bot._g if isinstance(bot, GnubgBot) else None
-        self.ev = getattr(bot, "eval", None)
-        if self.gnubg is None and self.ev is None:
-            raise ValueError(f"{getattr(bot, 'name', 'this bot')} cannot evaluate positions, so it "
+        self.ply = (bot.ply or 0) if ply is None else int(ply)
+        if not (bot.can_evaluate and 0 in bot.plies):  # net bots and gnubg:N
+            raise ValueError(f"{bot.name} cannot evaluate positions, so it "
                              "cannot judge plays: analyse with a net bot or gnubg:N")
+        if self.ply not in bot.plies:
+            raise ValueError(f"{bot.name} evaluates at {', '.join(map(str, bot.plies))} ply; "
+                             f"it cannot judge at {self.ply}-ply")
 
     def _after_probs(self, after: np.ndarray, ply: int) -> np.ndarray:
-        after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
-        if self.gnubg is not None:
-            g = self.gnubg
-            p = flip(np.array([g.probabilities(a[::-1].tolist(), ply) for a in after],
-                              np.float64).reshape(-1, 5))
-            res = game_results(after)
-            if (res > 0).any():
-                p[res > 0] = terminal_probs_batch(res[res > 0])
-            return p
-        assert self.ev is not None  # __init__ refused a bot that is neither gnubg nor has a net
-        if ply == 0:
-            return np.asarray(self.ev.afterstates(after), np.float64)
-        return np.asarray(self._net_bot()._afterstate_value(after, ply), np.float64)
-
-    def _net_bot(self) -> NetBot:
-        """The judged bot when it is not GNU Backgammon's: only net bots have the ``eval`` that
-        __init__ required, so the bot searches at a ply of its own."""
-        return cast("NetBot", self.bot)
+        return np.asarray(self.bot.afterstate_probabilities(after, ply), np.float64)
 
     def moves(self, after: np.ndarray, played: int, measure=None) -> np.ndarray:
         """Mover's probabilities float64[M, 5] of all legal afterstates: at 0-ply for all, at the
@@ -194,28 +175,19 @@ class Judge:
     def position(self, board: np.ndarray) -> np.ndarray:
         """Probabilities float64[5] of the side on roll, before it rolls, at the judge's ply."""
         b = np.ascontiguousarray(board, np.int8).reshape(1, 2, 25)
-        if self.gnubg is not None:
-            return np.asarray(self.gnubg.probabilities(b[0].tolist(), self.ply), np.float64)
-        return np.asarray(self._net_bot().evaluate(b, self.ply) if hasattr(self.bot, "_expected_over_rolls")
-                          else self.bot.evaluate(b), np.float64).reshape(5)
+        return np.asarray(self.bot.evaluate(b, self.ply), np.float64).reshape(5)
 
     def roll_equities(self, board: np.ndarray) -> np.ndarray:
         """Cubeless equity float64[21] of the roller after its best 0-ply move, per roll of
         :data:`bgnet.analyze.rollout.ROLLS`."""
         from bgnet.analyze.rollout import ROLLS, all_rolls
 
-        if self.gnubg is None:
-            p21, _ = all_rolls(self.ev, np.ascontiguousarray(board, np.int8).reshape(1, 2, 25))
+        board = np.ascontiguousarray(board, np.int8).reshape(1, 2, 25)
+        if self.bot.eval is not None:  # a net: the 21 rolls in one pass
+            p21, _ = all_rolls(self.bot.eval, board)
             return np.asarray(equity(p21[0]), np.float64)
-        from bgnet.engine.sampling import play_steps
-
-        out = np.empty(len(ROLLS))
-        for k, (d1, d2) in enumerate(ROLLS.tolist()):
-            steps = np.full((1, 4, 2), -1, np.int8)
-            for i, (a, b) in enumerate(self.gnubg.best_move(board.tolist(), d1, d2, 0)):
-                steps[0, i] = a, b
-            out[k] = float(equity(self._after_probs(play_steps(board[None], steps), 0)[0]))
-        return out
+        after, _ = self.bot.choose_moves(np.repeat(board, len(ROLLS), axis=0), ROLLS, ply=0)
+        return np.asarray(equity(self._after_probs(after, 0)), np.float64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -604,7 +576,7 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
         for p in (0, 1):
             players[p].matches = 1
             players[p].matches_won = int(final[p] >= record.length)
-    return Analysis(name, getattr(judge.bot, "name", "bot"), judge.ply, record.length, players,
+    return Analysis(name, judge.bot.name, judge.ply, record.length, players,
                     decisions, graph, logs, bool(record.jacoby))
 
 

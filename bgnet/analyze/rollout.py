@@ -144,9 +144,8 @@ def equity_difference(d: np.ndarray) -> np.ndarray:
 def luck_evaluator(bot: Bot):
     """The evaluator that measures luck for ``bot``: its own net when it has one, else the net of
     bgnet's shipped bot; None when neither exists (then no luck correction is possible)."""
-    ev = getattr(bot, "eval", None)
-    if ev is not None and callable(getattr(ev, "afterstates", None)):
-        return ev
+    if bot.eval is not None:
+        return bot.eval
     from bgnet.bots import default_bot_path
 
     path = default_bot_path()
@@ -160,7 +159,7 @@ def luck_evaluator(bot: Bot):
 def _reuses_luck_moves(bot: Bot, ev) -> bool:
     """Whether the bot's move for a roll is the best 0-ply move of ``ev`` (a 0-ply net bot), so
     the luck pass has already found it."""
-    return getattr(bot, "eval", None) is ev and getattr(bot, "ply", None) == 0
+    return bot.eval is ev and bot.ply == 0
 
 
 def all_rolls(ev, boards: np.ndarray):
@@ -636,8 +635,7 @@ def _run_parallel(spec, roots, settings, cube, workers, bar) -> TrialOutcomes:
 def _bot_name(bot: Bot, spec: str | None) -> str:
     if spec:
         return spec
-    name: str = getattr(bot, "name", type(bot).__name__)
-    return name
+    return bot.name
 
 
 def rollout_position(bot: Bot, board, settings: RolloutSettings = RolloutSettings(),
@@ -670,7 +668,7 @@ def _with_cube(cube: CubeSetup | None, settings: RolloutSettings):
 def _luck_name(bot: Bot, settings: RolloutSettings) -> str | None:
     if not settings.luck:
         return None
-    return "the bot's own net" if getattr(bot, "eval", None) is not None else "bgnet's shipped net"
+    return "the bot's own net" if bot.eval is not None else "bgnet's shipped net"
 
 
 def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
@@ -708,19 +706,11 @@ def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
 
 def _afterstate_probs(bot: Bot, after: np.ndarray) -> np.ndarray:
     """The mover's 0-ply probabilities of afterstates, by the net that ranks candidates."""
-    from bgnet.bots.gnubg_bots import GnubgBot
-
-    if isinstance(bot, GnubgBot):
-        g = bot._g
-        p = np.array([g.probabilities(a[::-1].tolist(), 0) for a in after], np.float64).reshape(-1, 5)
-        probs = flip(p)
-        res = game_results(after)
-        if (res > 0).any():
-            probs[res > 0] = terminal_probs_batch(res[res > 0])
-        return probs
+    if bot.eval is None and bot.can_evaluate and 0 in bot.plies:  # gnubg:N, at 0-ply
+        return np.asarray(bot.afterstate_probabilities(after, 0), np.float64)
     ev = luck_evaluator(bot)
     if ev is None:
-        raise ValueError(f"{getattr(bot, 'name', 'this bot')} cannot rank moves and no bgnet net is "
+        raise ValueError(f"{bot.name} cannot rank moves and no bgnet net is "
                          "installed: name the moves to roll out")
     return np.asarray(ev.afterstates(np.ascontiguousarray(after)), np.float64)
 

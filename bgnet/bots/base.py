@@ -20,11 +20,33 @@ on every bot:
 
 ``ply`` picks the search depth of bots that have several (net bots: 0, 1 or 2); None means the
 bot's own depth.
+
+What a bot can do is stated by typed attributes of its class, never probed for
+(``hasattr``) by its users:
+
+* :attr:`Bot.can_evaluate` -- :meth:`Bot.evaluate` gives probabilities for positions (a class
+  that defines its own ``evaluate`` gets True unless it says otherwise);
+* :attr:`Bot.plies` -- the depths its ``evaluate(boards, ply)`` and
+  :meth:`Bot.afterstate_probabilities` accept (``()``: only its own, :attr:`Bot.ply`);
+* :attr:`Bot.searches` -- its move at each of :attr:`Bot.plies` is the best of bgnet's one
+  search over its own probabilities (:func:`bgnet.bots.search.rank_moves`), so a request may ask
+  for any of them (net bots); bots that choose otherwise (GNU Backgammon, pubeval) say False;
+* :attr:`Bot.ply` (its own depth, None for bots without one), :attr:`Bot.eval` (the batched
+  evaluator of a net, :mod:`bgnet.bots.evaluator`, None for bots without a net),
+  :attr:`Bot.meta` (where the bot came from; empty unless it knows) and :attr:`Bot.name`.
+
+In the manner of an evaluator trait with defaults: an evaluating bot implements one method,
+``evaluate`` (probabilities of positions before the roll); :meth:`Bot.afterstate_probabilities`
+(the mover's probabilities after each move, finished games by the rules) is built on it, and
+the search (:mod:`bgnet.bots.search`) on that. Net bots override the defaults with batched ones.
 """
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +54,8 @@ from bgnet.engine.api import count_moves, game_over, move_text
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import generate
 from bgnet.engine.position_id import fast_board_from_position_id
-from bgnet.nn.probs import OUTPUTS, equity
+from bgnet.nn.encode import game_results
+from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
 
 
 @dataclass(frozen=True)
@@ -94,9 +117,17 @@ def _context_of(match_id: str):
 
 
 class Bot:
-    """Base class. Subclasses implement ``choose_move`` or ``choose_moves`` (or both)."""
+    """Base class. Subclasses implement ``choose_move`` or ``choose_moves`` (or both), and
+    ``evaluate`` where they give probabilities; their capabilities are the class attributes below
+    (see the module docstring)."""
 
-    name = "bot"
+    name: str = "bot"
+    can_evaluate: bool = False  # evaluate() gives probabilities (set for classes defining it)
+    plies: tuple[int, ...] = ()  # depths evaluate(boards, ply) accepts; (): only its own
+    searches: bool = False  # its move is the best of bgnet's search at each of plies
+    ply: int | None = None  # its own depth; None: it has none
+    eval: Any = None  # the batched evaluator of its net (positions, afterstates), or None
+    meta: Mapping = MappingProxyType({})  # where it came from (net bots: the checkpoint's meta)
 
     def choose_move(self, board: np.ndarray, d1: int, d2: int) -> np.ndarray:
         """The afterstate (``[opponent, mover_after]``) this bot plays; the board itself if no move."""
@@ -143,6 +174,8 @@ class Bot:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("evaluate")
+        if own is not None and "can_evaluate" not in cls.__dict__:
+            cls.can_evaluate = True
         if own is not None and not getattr(own, "_accepts_position_ids", False):
             cls.evaluate = _accepting_position_ids(own)
 
@@ -183,7 +216,7 @@ class Bot:
         board = fast_board_from_position_id(position_id)
         p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
         eq = equity(p)
-        used = ply if ply is not None else getattr(self, "ply", None)
+        used = ply if ply is not None else self.ply
         return Evaluation(position_id, tuple(float(v) for v in p), float(eq), used)
 
     def cube_decision(self, position_id: str, match_id: str, ply: int | None = None):
@@ -222,7 +255,7 @@ class Bot:
 
     # -- hooks for bots with several search depths -----------------------------------------------
     def _check_fixed_ply(self, ply) -> None:
-        own = getattr(self, "ply", None)
+        own = self.ply
         if ply is not None and ply != own:
             depth = f"at {own}-ply" if own is not None else "at one fixed depth"
             raise ValueError(f"{self.name} plays {depth}; it cannot search at ply={ply}")
@@ -246,9 +279,35 @@ class Bot:
         return after[0], steps[0]
 
     def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
-        """float[N, 5] for the side on roll at ``ply``."""
+        """float[N, 5] for the side on roll at ``ply`` (the Position ID API's and the cube's:
+        None or the bot's own depth, unless it searches)."""
         self._check_fixed_ply(ply)
         return self.evaluate(boards)
+
+    def afterstate_probabilities(self, after: np.ndarray, ply: int | None = None,
+                                 parents: np.ndarray | None = None) -> np.ndarray:
+        """The mover's probabilities float[M, 5] after each afterstate ``[opponent, mover]``, at
+        ``ply`` (None: the bot's own depth; else one of :attr:`plies`): a finished game by the rules, the rest by
+        :meth:`evaluate` with the opponent on roll, seen from the mover. ``parents`` (the
+        positions the afterstates were all played from, one or one each) lets a net start from
+        their first layer; others ignore it. Only for bots that :attr:`can_evaluate`."""
+        after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
+        out = np.empty((len(after), 5), np.float64)
+        results = game_results(after)
+        done = results > 0
+        if done.any():
+            out[done] = terminal_probs_batch(results[done])
+        live = ~done
+        if live.any():
+            opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
+            if ply is None or ply == self.ply:
+                probs = self.evaluate(opp_on_roll)
+            elif ply in self.plies:
+                probs = self.evaluate(opp_on_roll, ply)
+            else:
+                raise ValueError(f"{self.name} evaluates at {self.ply}-ply; not at ply={ply}")
+            out[live] = flip(np.asarray(probs, np.float64).reshape(-1, 5))
+        return out
 
     def close(self) -> None:
         """Release resources (processes, sessions)."""

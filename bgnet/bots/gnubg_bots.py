@@ -67,7 +67,12 @@ class PubevalBot(Bot):
 
 
 class GnubgBot(Bot):
-    """GNU Backgammon's network through ``gnubg_nn.best_move`` at ``ply`` (0 = the raw net)."""
+    """GNU Backgammon's network through ``gnubg_nn.best_move`` at ``ply`` (0 = the raw net).
+
+    It evaluates positions, and chooses moves, at any depth up to :data:`MAX_GNUBG_PLY` when
+    asked (``ply=``); its moves are GNU Backgammon's own choice, not bgnet's search."""
+
+    plies = tuple(range(MAX_GNUBG_PLY + 1))
 
     def __init__(self, ply: int = 0):
         if not isinstance(ply, (int, np.integer)) or not 0 <= ply <= MAX_GNUBG_PLY:
@@ -76,10 +81,11 @@ class GnubgBot(Bot):
         self.name = f"gnubg:{self.ply}"
         self._g = import_gnubg_nn()
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None):
+        """GNU Backgammon's moves at ``ply`` (None: this bot's)."""
         boards, dice = _check_batch(boards, dice)
         best = self._g.best_move
-        ply = self.ply
+        ply = self._depth(ply)
         rows = []
         for b, (d1, d2) in zip(boards.tolist(), dice.tolist()):
             flat = sum(best(b, d1, d2, ply), ())  # ((from, to), ...) -> (from, to, ...)
@@ -87,11 +93,20 @@ class GnubgBot(Bot):
         steps = np.array(rows, np.int8).reshape(-1, 4, 2)
         return play_steps(boards, steps), steps
 
-    def evaluate(self, boards: np.ndarray) -> np.ndarray:
-        """Cubeless probabilities for the side on roll at this bot's ply (gnubg order)."""
+    def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
+        """Cubeless probabilities for the side on roll at ``ply`` (None: this bot's; gnubg
+        order)."""
         boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 2, 25)
         probs = self._g.probabilities
-        return np.array([probs(b, self.ply) for b in boards.tolist()], dtype=np.float64).reshape(-1, 5)
+        ply = self._depth(ply)
+        return np.array([probs(b, ply) for b in boards.tolist()], dtype=np.float64).reshape(-1, 5)
+
+    def _depth(self, ply: int | None) -> int:
+        if ply is None:
+            return self.ply
+        if ply not in self.plies:
+            raise ValueError(f"gnubg ply must be a whole number from 0 to {MAX_GNUBG_PLY}; got {ply!r}")
+        return int(ply)
 
 
 def money_equity(probs) -> np.ndarray:

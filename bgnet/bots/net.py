@@ -122,6 +122,9 @@ class NetBot(Bot):
     (``{"met": name, "efficiency": {...CubeEfficiency fields}}``).
     """
 
+    plies = (0, 1, 2)
+    searches = True
+
     def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
                  search: SearchSettings | None = None, meta: dict | None = None,
                  cubeful_play: bool = True):
@@ -162,6 +165,22 @@ class NetBot(Bot):
         if ply == 0:
             return self.eval.positions(boards)
         return self._expected_over_rolls(boards, ply - 1)
+
+    def afterstate_probabilities(self, after: np.ndarray, ply: int | None = None,
+                                 parents: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`Bot.afterstate_probabilities` (float32): at 0-ply the evaluator's, each
+        afterstate started from its position's first layer where ``parents`` are given (one for
+        all, or one each); deeper, the average over the opponent's 21 rolls of its best reply."""
+        ply = self.ply if ply is None else check_ply(ply)
+        after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
+        if ply > 0:
+            return self._afterstate_value(after, ply)
+        if parents is None:
+            return self.eval.afterstates(after)
+        parents = np.ascontiguousarray(parents, np.int8).reshape(-1, 2, 25)
+        parent_of = (np.zeros(len(after), np.int64) if len(parents) == 1
+                     else np.arange(len(after), dtype=np.int64))
+        return afterstates_of(self.eval, after, parents, parent_of)
 
     def _afterstate_value(self, after: np.ndarray, depth: int) -> np.ndarray:
         """Mover's probabilities for afterstates, looking ``depth`` plies further."""

@@ -90,7 +90,7 @@ def load(spec: str | None, ply: int | None):
     search depth), resolved and loaded as every verb loads a bot
     (:func:`bgnet.arguments.load_bot_arg`)."""
     bot = load_bot_arg(spec, ply=ply)
-    return bot, (ply if hasattr(bot, "ranked_moves") else None)
+    return bot, (ply if bot.searches else None)
 
 
 def check_free(host: str, port: int) -> None:

@@ -62,8 +62,8 @@ from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95, wilson_ci95
 
 
 def can_evaluate(bot: Bot) -> bool:
-    """Whether ``bot`` values positions (overrides :meth:`Bot.evaluate`), so it can use the cube."""
-    return getattr(type(bot), "evaluate", Bot.evaluate) is not Bot.evaluate
+    """Whether ``bot`` values positions (:attr:`Bot.can_evaluate`), so it can use the cube."""
+    return bot.can_evaluate
 
 
 class _Player:
@@ -72,10 +72,9 @@ class _Player:
     def __init__(self, bot: Bot, met=None, efficiency=None, cube_ply: int | None = None):
         self.bot = bot
         self.cube_ply = cube_ply  # the depth of its cube decisions; None: the bot's own
-        self.name = getattr(bot, "name", type(bot).__name__)
+        self.name = bot.name
         self.cubes = can_evaluate(bot)
-        own_met, own_efficiency = (bot.cube_settings() if hasattr(bot, "cube_settings")
-                                   else (None, None))
+        own_met, own_efficiency = bot.cube_settings()
         self.met = load_met(met if met is not None else own_met)
         self.efficiency = efficiency if efficiency is not None else own_efficiency
 

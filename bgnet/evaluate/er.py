@@ -160,7 +160,7 @@ def decision_losses(bot: Bot, bench: ErBenchmark, on_done=None) -> np.ndarray:
     """Equity the bot loses on each decision (best move's equity minus its move's).
 
     ``on_done(n)``, if given, is called as each batch of ``n`` decisions is played."""
-    return losses_of(bench, decision_choices(bot, bench, on_done), getattr(bot, "name", "the bot"))
+    return losses_of(bench, decision_choices(bot, bench, on_done), bot.name)
 
 
 def decision_choices(bot: Bot, bench: ErBenchmark, on_done=None) -> np.ndarray:
@@ -204,7 +204,7 @@ def decision_choices_parallel(spec: str, bench: ErBenchmark, workers: int, devic
 
 def _worker_choose(lo: int, boards: np.ndarray, dice: np.ndarray):
     (bot,) = worker_pool.bots()
-    return lo, _choose(bot, boards, dice), getattr(bot, "name", "the bot")
+    return lo, _choose(bot, boards, dice), bot.name
 
 
 def _choose(bot: Bot, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
@@ -227,7 +227,7 @@ def losses_of(bench: ErBenchmark, chosen: np.ndarray, name: str = "the bot") -> 
 def error_rate(bot: Bot, bench: ErBenchmark, name: str | None = None) -> dict:
     """Error rate in millipoints per decision, overall and by phase, with a 95 % interval."""
     if not name:
-        name = getattr(bot, "name", type(bot).__name__)
+        name = bot.name
     return rate_row(decision_losses(bot, bench) * 1000.0, bench, name)
 
 

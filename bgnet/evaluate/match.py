@@ -258,7 +258,7 @@ def play_range(bot_a: Bot, bot_b: Bot, games: int, first: int, last: int, seed: 
 
 
 def _name(bot: Bot) -> str:
-    return getattr(bot, "name", type(bot).__name__)
+    return bot.name
 
 
 def _progress_bar(total: int, desc: str, enabled: bool):

@@ -128,7 +128,7 @@ def run_tournament(players: list[Player], games_per_pair: int = 400, seed: int =
     games_per_pair += games_per_pair % 2
     bots = [load(p.spec) for p in players]
     for p, b in zip(players, bots):
-        meta_games = (getattr(b, "meta", None) or {}).get("games")  # net bots know their age
+        meta_games = b.meta.get("games")  # net bots know their age
         if p.games is None and meta_games is not None and not _is_reference(p.spec):
             p.games = int(meta_games)
     k = len(players)

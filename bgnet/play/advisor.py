@@ -48,17 +48,6 @@ class RankedMove:
     mwc: float | None = None
 
 
-def can_evaluate(bot: Bot) -> bool:
-    """Whether ``bot`` gives probabilities for positions (not only moves): its class has its own
-    ``evaluate`` (asking it would cost a search at the bot's depth).
-
-    >>> from bgnet.bots.simple import RandomBot
-    >>> can_evaluate(RandomBot(1))
-    False
-    """
-    return type(bot).evaluate is not Bot.evaluate
-
-
 class Advisor:
     """``bot`` plays; ``judge`` (default: the bot if it can evaluate, else GNU Backgammon's
     0-ply net if installed, else none) gives probabilities. ``note`` says in words where the
@@ -72,7 +61,7 @@ class Advisor:
         self.cubeful = bool(cubeful)
 
     def _default_judge(self) -> Bot | None:
-        if can_evaluate(self.bot):
+        if self.bot.can_evaluate:
             return self.bot
         try:
             from bgnet.bots.gnubg_bots import GnubgBot
@@ -122,7 +111,7 @@ class Advisor:
         """Every legal move, best first by the judge's measure in ``ctx`` (cubeless equity
         without one; the generator's order without a judge); empty when no move is legal."""
         measure = self.measure(ctx)
-        if self.judge is not None and hasattr(self.judge, "ranked_moves"):
+        if self.judge is not None and self.judge.searches:
             ranked = self.judge.ranked_moves(board, d1, d2, context=self.context(ctx))
             return rank_moves(board, ranked, measure, keep_order=True)
         after, steps = generate(board, d1, d2)
@@ -227,4 +216,4 @@ def rank_moves(board: np.ndarray, moves, measure, keep_order: bool = False) -> l
     return out
 
 
-__all__ = ["Advisor", "RankedMove", "can_evaluate", "most_possible", "rank_moves"]
+__all__ = ["Advisor", "RankedMove", "most_possible", "rank_moves"]

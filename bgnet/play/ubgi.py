@@ -51,6 +51,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bgnet.bots.base import Bot
 from bgnet.engine.board import check_die, game_result, start_position, swap
 from bgnet.engine.state import CENTERED, MatchContext
 from bgnet.play.advisor import Advisor
@@ -96,7 +97,7 @@ class UbgiEngine:
     ``ply`` name the bot to start with. ``version`` is written in ``id version``.
     """
 
-    def __init__(self, spec: str, load: Callable[[str], object], *, ply: int | None = None,
+    def __init__(self, spec: str, load: Callable[[str], Bot], *, ply: int | None = None,
                  jacoby: bool = True, version: str = "", log: Callable[[str], None] | None = None):
         self.spec = spec
         self.load = load
@@ -181,11 +182,11 @@ class UbgiEngine:
     # -- handshake and options ----------------------------------------------------------------
 
     def _cmd_ubgi(self, args, text) -> list[str]:
-        out = [f"id name bgnet ({getattr(self.bot, 'name', self.spec)})", "id author the bgnet authors"]
+        out = [f"id name bgnet ({self.bot.name})", "id author the bgnet authors"]
         if self.version:
             out.append(f"id version {self.version}")
         if self.has_depth():
-            ply = self.ply if self.ply is not None else getattr(self.bot, "ply", 0)
+            ply = self.ply if self.ply is not None else (self.bot.ply or 0)
             out.append(f"option name Ply type spin default {ply} min 0 max 2")
         out += [f"option name Jacoby type check default {str(self.jacoby).lower()}",
                 "option name Variant type combo default backgammon var backgammon",
@@ -383,7 +384,7 @@ class UbgiEngine:
         d1, d2 = self.dice
         ctx = self.context()
         start = time.perf_counter()
-        searches = self.advisor.judge is self.bot and hasattr(self.bot, "ranked_moves")
+        searches = self.advisor.judge is self.bot and self.bot.searches
         ranked = self.advisor.ranked_moves(board, d1, d2, ctx) if searches else None
         best = None
         if ranked is not None:

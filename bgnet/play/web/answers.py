@@ -23,7 +23,7 @@ from bgnet.engine.movegen import generate
 from bgnet.engine.notation import format_move
 from bgnet.engine.state import MatchContext
 from bgnet.nn.probs import equity as money_equity
-from bgnet.play.advisor import Advisor, can_evaluate
+from bgnet.play.advisor import Advisor
 from bgnet.play.web.positions import bad, next_position_id, probs_dict, steps_list, wildbg_probs
 
 MAX_PLY = 2  # net bots search at 0, 1 or 2 ply
@@ -36,24 +36,28 @@ class Answers:
         self.bot = bot
         self.advisor = Advisor(bot, cubeful=cubeful)
         self.default_ply = default_ply
-        self.searches = hasattr(bot, "ranked_moves")  # net bots: a ply per request
+        self.searches = bot.searches  # net bots: a ply per request
 
     # -- depth -----------------------------------------------------------------------------------
     def ply(self, requested: int | None) -> int | None:
         """The ply a request gets; a ply for a bot with one fixed depth is refused (400)."""
         if requested is None:
-            return self.default_ply if self.default_ply is not None else getattr(self.bot, "ply", None)
+            return self.default_ply if self.default_ply is not None else self.bot.ply
         if not 0 <= requested <= MAX_PLY:
             raise bad(f"ply must be from 0 to {MAX_PLY}; got {requested}")
         if not self.searches:
-            own = getattr(self.bot, "ply", None)
-            if requested != own:
+            if requested != self.bot.ply:
                 raise bad(f"{self.bot.name} searches at one fixed depth; leave out ply")
         return requested
 
     @property
     def evaluator(self):
         return self.advisor.judge
+
+    @property
+    def evaluator_name(self) -> str | None:
+        """The name of the bot whose probabilities the answers give (None: none)."""
+        return None if self.evaluator is None else self.evaluator.name
 
     def _need_evaluator(self):
         if self.evaluator is None:
@@ -128,7 +132,7 @@ class Answers:
         the judge's own (0-ply for GNU Backgammon's net judging pubeval's moves)."""
         if self.searches:
             return ply
-        return getattr(self.evaluator, "ply", None) if self.evaluator is not None else None
+        return self.evaluator.ply if self.evaluator is not None else None
 
     def moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int,
               ctx: MatchContext | None = None) -> dict:
@@ -152,7 +156,7 @@ class Answers:
             })
         return {"position_id": position_id(board), "dice": [d1, d2], "ply": depth,
                 "legal_moves": count, "bot": self.bot.name,
-                "evaluator": getattr(self.evaluator, "name", None),
+                "evaluator": self.evaluator_name,
                 "ranked_by": self.ranked_by(ctx), "moves": out}
 
     def ranked_by(self, ctx: MatchContext | None) -> str:
@@ -232,21 +236,21 @@ class Answers:
 
     # -- the bot ---------------------------------------------------------------------------------
     def describe(self) -> dict:
-        meta = dict(getattr(self.bot, "meta", None) or {})
+        meta = dict(self.bot.meta)
         meta.pop("path", None)  # a path of the server's machine is none of a client's business
         return {
             "name": self.bot.name,
             "kind": type(self.bot).__name__,
-            "ply": self.default_ply if self.default_ply is not None else getattr(self.bot, "ply", None),
+            "ply": self.default_ply if self.default_ply is not None else self.bot.ply,
             "plies": list(range(MAX_PLY + 1)) if self.searches else None,
-            "evaluator": getattr(self.evaluator, "name", None),
+            "evaluator": self.evaluator_name,
             "encoding": meta.get("encoding"),
             "games_trained": meta.get("games"),
             "strength": meta.get("metrics") or None,
             "cube": meta.get("cube"),
             "exported": meta.get("exported"),
             "bgnet_version": meta.get("bgnet_version"),
-            "can_evaluate": can_evaluate(self.bot),
+            "can_evaluate": self.bot.can_evaluate,
         }
 
 

@@ -214,7 +214,7 @@ class WebGame:
                           "mwc": None if mwc is None else round(mwc, 4),
                           "probabilities": None if p is None else probs_dict(p)})
         return {"moves": moves, "legal_moves": count, "ply": self.answers.values_ply(ply),
-                "by": getattr(self.answers.evaluator, "name", None),
+                "by": self.answers.evaluator_name,
                 "ranked_by": self.answers.ranked_by(ctx)}
 
     def _need(self, phase: str, why: str) -> None:
