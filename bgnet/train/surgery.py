@@ -57,14 +57,14 @@ def deepen_checkpoint(checkpoint: str, out: str, *, after: int | None = None,
 
     net, data = load_net(checkpoint)
     deep: ValueNet | SplitValueNet
-    options = dict(after=after, width=width, activation=activation, noise=noise, seed=seed)
     if isinstance(net, SplitValueNet):
-        deep = deepen_split(net, which, **options)
+        deep = deepen_split(net, which, after=after, width=width, activation=activation,
+                            noise=noise, seed=seed)
     elif which != "both":
         raise BadArgument(f"--net applies to a split net; {checkpoint} holds one net (leave "
                           "--net off)")
     else:
-        deep = deepen(net, **options)
+        deep = deepen(net, after=after, width=width, activation=activation, noise=noise, seed=seed)
     _write(out, deep, data)
     return net, deep
 
