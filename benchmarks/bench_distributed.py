@@ -30,7 +30,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 import numpy as np  # noqa: E402
 from shipped_net import write_checkpoint  # noqa: E402
 
-from bgnet.train.app import CONFIG_DIR  # noqa: E402
+from bgnet.train.compose import CONFIG_DIR  # noqa: E402
 from bgnet.train.loop import set_threads, train  # noqa: E402
 
 EXTRA: list[str] = []  # Hydra overrides from --set, applied to every run

@@ -28,7 +28,7 @@ from shipped_net import torch_net
 
 from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.nn.model import ValueNet
-from bgnet.train.app import CONFIG_DIR
+from bgnet.train.compose import CONFIG_DIR
 from bgnet.train.loop import set_threads, train
 from bgnet.train.selfplay import SelfPlayPool
 

@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 
 from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import ValueNet
-from bgnet.train.app import CONFIG_DIR
+from bgnet.train.compose import CONFIG_DIR
 from bgnet.train.config import ConfigError
 from bgnet.train.distributed import SelfPlayWorker, ray_settings
 from bgnet.train.loop import train

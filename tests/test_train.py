@@ -18,7 +18,7 @@ from bgnet.bots.simple import RandomBot
 from bgnet.evaluate.match import play_games
 from bgnet.nn.checkpoint import CheckpointError, load_checkpoint, load_net
 from bgnet.nn.model import flip
-from bgnet.train.app import CONFIG_DIR
+from bgnet.train.compose import CONFIG_DIR
 from bgnet.train.config import ConfigError, validate
 from bgnet.train.loop import train
 from bgnet.train.selfplay import lambda_returns

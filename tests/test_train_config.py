@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from bgnet.train.app import CONFIG_DIR, compose_run
-from bgnet.train.app import main as train_main
+from bgnet.cli.train import train_main
+from bgnet.train.compose import CONFIG_DIR, compose_run
 from bgnet.train.config import ConfigError, RunConfig, load_config
 
 EXPERIMENTS = sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))

@@ -44,7 +44,7 @@ NEEDS = {"train": ("torch", "hydra", "omegaconf", "tensorboard"), "export": ("to
          "plot": ("matplotlib", "tensorboard")}
 
 COMMANDS = {
-    "train": (_verb("bgnet.train.app", "main"),
+    "train": (_verb("train", "train_main"),
               "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_verb("positions", "moves_main"),
               "list the legal moves of a position"),
@@ -74,9 +74,9 @@ COMMANDS = {
                "insert an identity hidden layer into a checkpoint to train on (--after K)"),
     "average": (_verb("nets", "average_main"),
                 "average the weights of a run's last checkpoints into one net (--last N --out OUT)"),
-    "distill": (_verb("bgnet.train.distill", "distill_main"),
+    "distill": (_verb("train", "distill_main"),
                 "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
-    "plot": (_verb("bgnet.train.curves", "plot_main"),
+    "plot": (_verb("train", "plot_main"),
              "draw a run's learning curve from its TensorBoard log (--out PNG)"),
 }
 

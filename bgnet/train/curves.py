@@ -13,10 +13,9 @@ curve is drawn.
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from bgnet.errors import BadArgument, BadInputFile
+from bgnet.errors import BadInputFile
 
 METRICS = {"ppg": "points per game (cubeless)", "win_rate": "games won (fraction)",
            "er": "error rate, 0-ply (millipoints per decision)"}
@@ -212,37 +211,3 @@ def _draw(ax, curves: dict[str, dict[str, Curve]], to_x, metric: str) -> None:
     ax.set_ylabel(METRICS[metric])
     ax.grid(alpha=0.3)
     ax.legend()
-
-
-def plot_main(argv: list[str]) -> int:
-    """``bgnet plot RUN_DIR [--out PNG] [--metric ppg|win_rate] [--title TEXT]``."""
-    from bgnet.arguments import ArgumentParser, output_file_arg
-
-    p = ArgumentParser(
-        prog="bgnet plot",
-        description="Draw a training run's learning curve (its evaluations against each opponent, "
-                    "over self-play games and over core-hours, a recipe's phases marked) as a PNG.",
-        examples=("bgnet plot runs/my-run", "bgnet plot runs/my-run --metric win_rate --out wins.png"))
-    p.add_argument("run_dir", help="the run's folder (holding tb/)")
-    p.add_argument("--out", type=output_file_arg, default=None,
-                   help="the PNG to write (default RUN_DIR/learning_curve.png)")
-    p.add_argument("--metric", choices=sorted(METRICS), default="ppg",
-                   help="what to draw (default ppg)")
-    p.add_argument("--title", default=None, help="the plot's title (default: the run's name)")
-    a = p.parse_args(argv)
-    run_dir = Path(a.run_dir)
-    if not run_dir.is_dir():
-        raise BadInputFile(f"no run folder {a.run_dir!r}: give the folder of a training run")
-    out = Path(a.out) if a.out else run_dir / "learning_curve.png"
-    if a.out is None:  # the default, next to the run: checked as --out would be
-        try:
-            output_file_arg(str(out))
-        except argparse.ArgumentTypeError as e:
-            raise BadArgument(f"{e}; give --out") from None
-    curves, extra = read_run(run_dir, a.metric)
-    for name, c in sorted(curves.items()):
-        label = name if a.metric == "er" else f"vs {name}"
-        print(f"{label}: " + ", ".join(f"{g}: {v:+.3f}" for g, v in c["value"]))
-    plot_curves(curves, out, a.metric, a.title or f"learning curve: {run_dir.resolve().name}", extra)
-    print(f"wrote {out}")
-    return 0

@@ -18,7 +18,6 @@ processes; the samples can be kept in an ``.npz`` file and fitted again without 
 """
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import time
 from collections.abc import Iterator
@@ -209,60 +208,31 @@ def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_s
             f"{choice_agreement(net, held):.1%} ({time.time() - t0:.0f} s)")
 
 
-def distill_main(argv: list[str]) -> int:
-    """``bgnet distill CKPT OUT --decisions N [--data FILE.npz] [--epochs E] [--lr X] ...``."""
-    from bgnet.arguments import ArgumentParser, output_file_arg, positive_arg, seed_arg
-    from bgnet.errors import BadArgument
-
-    p = ArgumentParser(
-        prog="bgnet distill",
-        description="Fit a checkpoint's net to its own 1-ply values of every close candidate of "
-                    "self-play decisions, so that it chooses at 0-ply as it would at 1-ply; "
-                    "resume training from OUT.",
-        examples=("bgnet distill runs/my-run/checkpoints/latest.pt distilled.pt --decisions 200000 --workers 2",
-                  "bgnet distill latest.pt distilled.pt --decisions 200000 --data samples.npz --epochs 3"))
-    p.add_argument("checkpoint", help="the trained checkpoint (.pt): the teacher and the start")
-    p.add_argument("out", type=output_file_arg, help="the checkpoint to write, in an existing folder")
-    p.add_argument("--decisions", type=positive_arg(int, "--decisions"), default=100_000,
-                   help="self-play contact decisions to draw (default 100000)")
-    p.add_argument("--data", metavar="FILE.npz", default=None,
-                   help="samples to fit: read from FILE when it exists, otherwise drawn and kept there")
-    p.add_argument("--keep", type=positive_arg(int, "--keep"), default=5,
-                   help="candidates of a decision: the 0-ply best KEEP (default 5) ...")
-    p.add_argument("--margin", type=positive_arg(float, "--margin"), default=0.16,
-                   help="... within MARGIN equity of the best (default 0.16)")
-    p.add_argument("--epochs", type=positive_arg(int, "--epochs"), default=2,
-                   help="passes over the samples (default 2)")
-    p.add_argument("--lr", type=positive_arg(float, "--lr"), default=1e-5, help="Adam's rate (default 1e-5)")
-    p.add_argument("--batch-size", type=positive_arg(int, "--batch-size"), default=64, help="minibatch (default 64)")
-    p.add_argument("--workers", type=positive_arg(int, "--workers"), default=1,
-                   help="processes drawing the decisions (default 1)")
-    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice and the passes (default 0)")
-    a = p.parse_args(argv)
-    if a.data and not Path(a.data).exists():
-        try:  # checked before the long draw, so that its samples have somewhere to go
-            output_file_arg(a.data)
-        except argparse.ArgumentTypeError as e:
-            raise BadArgument(f"--data: {e}") from None
+def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
+                       samples_file: str | None = None, keep: int = 5, margin: float = 0.16,
+                       epochs: int = 2, lr: float = 1e-5, batch_size: int = 64, workers: int = 1,
+                       seed: int = 0) -> None:
+    """Fit the net of ``checkpoint`` to its own 1-ply values of the close candidates of
+    ``decisions`` self-play decisions (or of the samples kept in ``samples_file`` when that file
+    exists; drawn samples are kept there) and write it to ``out``, without an optimizer state."""
     import torch
 
     from bgnet.nn.checkpoint import load_net, save_checkpoint
 
-    net, data = load_net(a.checkpoint)  # first: a bad checkpoint is refused before any work
-    if a.data and Path(a.data).exists():
-        samples = Samples.load(a.data)
-        print(f"{len(samples)} samples of {samples.decisions} decisions read from {a.data}")
+    net, data = load_net(checkpoint)  # first: a bad checkpoint is refused before any work
+    if samples_file and Path(samples_file).exists():
+        samples = Samples.load(samples_file)
+        print(f"{len(samples)} samples of {samples.decisions} decisions read from {samples_file}")
     else:
         t0 = time.time()
-        samples = draw_samples(a.checkpoint, a.decisions, a.keep, a.margin, a.workers, a.seed)
-        print(f"{a.decisions} decisions drawn, {samples.decisions} with two or more candidates: "
+        samples = draw_samples(checkpoint, decisions, keep, margin, workers, seed)
+        print(f"{decisions} decisions drawn, {samples.decisions} with two or more candidates: "
               f"{len(samples)} samples valued at 1-ply ({time.time() - t0:.0f} s)")
-        if a.data:
-            samples.save(a.data)
+        if samples_file:
+            samples.save(samples_file)
     torch.set_num_threads(1)
-    rng = np.random.default_rng(a.seed)
+    rng = np.random.default_rng(seed)
     train, held = split(samples, 0.1, rng)
-    fit(net, train, held, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size, rng=rng)
-    save_checkpoint(a.out, dict(data, net_state=net.state_dict(), optimizer_state=None))
-    print(f"wrote {a.out}; a run resumed from it starts a fresh optimizer")
-    return 0
+    fit(net, train, held, epochs=epochs, lr=lr, batch_size=batch_size, rng=rng)
+    save_checkpoint(out, dict(data, net_state=net.state_dict(), optimizer_state=None))
+    print(f"wrote {out}; a run resumed from it starts a fresh optimizer")
