@@ -11,8 +11,8 @@ import pytest
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli import main as bgnet_main
+from bgnet.cli.measure import eval_main
 from bgnet.errors import BadArgument, BadInputFile
-from bgnet.evaluate.cli import eval_main
 from bgnet.evaluate.match import DiceSequences, MatchResult, play_games, seating
 from bgnet.evaluate.stats import bradley_terry, elo_from_score, mean_ci95, paired_mean_ci95, score_from_elo
 

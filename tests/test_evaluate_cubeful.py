@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from bgnet.bots.simple import GreedyBot, RandomBot
+from bgnet.cli.measure import eval_main
 from bgnet.engine.position_id import position_id
 from bgnet.errors import BadArgument
-from bgnet.evaluate.cli import eval_main
 from bgnet.evaluate.cube_play import can_evaluate, play_matches, play_money_cube
 from bgnet.evaluate.match import play_games
 from bgnet.evaluate.results import COLUMNS, mat_names

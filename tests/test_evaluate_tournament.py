@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from bgnet.bots.simple import GreedyBot, RandomBot
+from bgnet.cli.measure import tournament_main
 from bgnet.errors import BadArgument
-from bgnet.evaluate.cli import tournament_main
 from bgnet.evaluate.tournament import Player, checkpoints_of, players_from, run_tournament, write_outputs
 
 

@@ -21,7 +21,6 @@ LAYERS = [
     {"formats"},
     {"nn", "cube", "bearoff"},
     {"bots"},
-    {"arguments"},
     {"train", "evaluate", "play", "export", "analyze"},
     {"cli"},
     {"bgnet"},

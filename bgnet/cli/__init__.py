@@ -11,7 +11,7 @@ from, or a missing file) is printed as one line,
 ``bgnet VERB: error: MESSAGE``, and the command exits with the code of its kind (see
 :mod:`bgnet.errors`). Any other exception is a bug and keeps its traceback.
 
-The verbs' parsers share :mod:`bgnet.arguments` (one-line parser errors, help with examples,
+The verbs' parsers share :mod:`bgnet.cli.arguments` (one-line parser errors, help with examples,
 argument types checked before any work starts, and loading a bot named on the command line).
 """
 from __future__ import annotations
@@ -20,17 +20,16 @@ import importlib
 import sys
 from collections.abc import Callable
 
-from bgnet.arguments import error_line, user_error_code
+from bgnet.cli.arguments import error_line, user_error_code
 from bgnet.errors import EXIT_INTERRUPTED, EXIT_USAGE, require
 
 
-def _verb(module: str, function: str) -> Callable[[list[str]], int]:
-    """The verb ``function`` of ``module`` (a family of this package, e.g. ``train``, or a full
-    module name), imported only when the verb runs."""
-    name = module if "." in module else f"{__name__}.{module}"
+def _verb(family: str, function: str) -> Callable[[list[str]], int]:
+    """The verb ``function`` of the file of its ``family`` in this package (``bgnet.cli.FAMILY``),
+    imported only when the verb runs."""
 
     def call(argv: list[str]) -> int:
-        return getattr(importlib.import_module(name), function)(argv)
+        return getattr(importlib.import_module(f"{__name__}.{family}"), function)(argv)
 
     call.__qualname__ = call.__name__ = function
     return call
@@ -48,13 +47,13 @@ COMMANDS = {
               "train a bot by self-play (Hydra overrides, e.g. model=h160 train.games=100000)"),
     "moves": (_verb("positions", "moves_main"),
               "list the legal moves of a position"),
-    "eval": (_verb("bgnet.evaluate.cli", "eval_main"),
+    "eval": (_verb("measure", "eval_main"),
              "play two bots against each other (points per game, 95 % interval)"),
-    "bench": (_verb("bgnet.evaluate.cli", "bench_main"),
+    "bench": (_verb("measure", "bench_main"),
               "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
     "export": (_verb("nets", "export_main"),
                "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
-    "tournament": (_verb("bgnet.evaluate.cli", "tournament_main"),
+    "tournament": (_verb("measure", "tournament_main"),
                    "rate a run's checkpoints and reference bots against each other"),
     "play": (_verb("play", "play_main"),
              "play a bot in the terminal (--bot PATH, --match N, --save FILE.mat)"),

@@ -11,8 +11,8 @@ import argparse
 import json
 import re
 
-from bgnet.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
 from bgnet.bots import with_ply
+from bgnet.cli.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
 from bgnet.errors import BadArgument, BadInputFile
 from bgnet.formats.position import FORMATS as POSITION_FORMATS
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bgnet.arguments import ArgumentParser, output_file_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, output_file_arg, seed_arg
 from bgnet.errors import BadArgument, BadInputFile
 
 # ---------------------------------------------------------------------------------------------

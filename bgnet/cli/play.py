@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bgnet.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
 
 # ---------------------------------------------------------------------------------------------
 # bgnet play

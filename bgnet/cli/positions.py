@@ -1,7 +1,7 @@
 """The positions family of verbs: ``bgnet moves``, the legal moves of a position."""
 from __future__ import annotations
 
-from bgnet.arguments import ArgumentParser
+from bgnet.cli.arguments import ArgumentParser
 
 
 def moves_main(argv: list[str]) -> int:

@@ -12,7 +12,7 @@ import ipaddress
 import socket
 import sys
 
-from bgnet.arguments import ArgumentParser, load_bot_arg
+from bgnet.cli.arguments import ArgumentParser, load_bot_arg
 from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
 
 PROG = "bgnet serve"
@@ -88,7 +88,7 @@ def check_host(host: str) -> bool:
 def load(spec: str | None, ply: int | None):
     """The bot to serve and the ply its answers search at by default (None for a bot without a
     search depth), resolved and loaded as every verb loads a bot
-    (:func:`bgnet.arguments.load_bot_arg`)."""
+    (:func:`bgnet.cli.arguments.load_bot_arg`)."""
     bot = load_bot_arg(spec, ply=ply)
     return bot, (ply if bot.searches else None)
 

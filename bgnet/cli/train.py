@@ -21,7 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bgnet.arguments import ArgumentParser, output_file_arg, positive_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, output_file_arg, positive_arg, seed_arg
 from bgnet.errors import EXIT_INTERRUPTED, BadArgument, BadInputFile
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-"""Command lines of the measuring tools: ``bgnet eval``, ``bgnet bench`` and ``bgnet tournament``."""
+"""The measure family of verbs: ``bgnet eval`` (two bots against each other), ``bgnet bench``
+(the error-rate and cube benchmarks) and ``bgnet tournament``, over :mod:`bgnet.evaluate`."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from bgnet.arguments import ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg, seed_arg
 from bgnet.errors import BadInputFile
 
 BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "

@@ -8,8 +8,7 @@ one line. :class:`ArgumentParser` raises :class:`~bgnet.errors.BadArgument` inst
 its usage, and ends its help with examples. :func:`seed_arg`, :func:`device_arg`,
 :func:`output_file_arg` and :func:`output_dir_arg` check arguments before any work starts, and
 :func:`load_bot_arg` loads a bot named on a command line and says which kind of mistake a bad
-name is. The ``bgnet`` command (:mod:`bgnet.cli`) and the verbs' own modules use them; this module
-sits just above the bots, below the verbs.
+name is. The ``bgnet`` command (:mod:`bgnet.cli`) and its families of verbs use them.
 """
 from __future__ import annotations
 
