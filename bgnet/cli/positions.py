@@ -1,6 +1,8 @@
 """The positions family of verbs: ``bgnet moves``, the legal moves of a position."""
 from __future__ import annotations
 
+from typing import NoReturn
+
 from bgnet.cli.arguments import ArgumentParser
 
 
@@ -27,7 +29,7 @@ def moves_main(argv: list[str]) -> int:
                    help="how to write the positions: position-id (the default), gnubg-id "
                         "(POSITIONID:MATCHID) or xgid")
 
-    def one_line_error(message: str):
+    def one_line_error(message: str) -> NoReturn:
         raise BadArgument(message)
 
     a = p.parse_args(argv)
@@ -40,8 +42,8 @@ def moves_main(argv: list[str]) -> int:
         if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(a.dice.strip()) > 3:
             one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {a.dice!r}")
         d1, d2 = int(digits[0]), int(digits[1])
-    elif pos.dice() is not None:
-        d1, d2 = pos.dice()
+    elif (carried := pos.dice()) is not None:
+        d1, d2 = carried
     else:
         one_line_error("give the dice after the position, e.g. 'bgnet moves 4HPwATDgc/ABMA 31'")
     d1, d2 = max(d1, d2), min(d1, d2)
