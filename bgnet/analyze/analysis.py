@@ -45,11 +45,12 @@ Conventions (stated once here):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bgnet.bots.base import Bot
+from bgnet.bots.search import measure_score, money_score, rank_afterstates
 from bgnet.engine import position_id
 from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, MatchContext
@@ -66,7 +67,6 @@ CLOSE_CUBE = 0.16
 RATINGS = ((2.0, "Supernatural"), (5.0, "World class"), (8.0, "Expert"), (12.0, "Advanced"),
            (18.0, "Intermediate"), (26.0, "Casual player"), (35.0, "Beginner"),
            (float("inf"), "Awful!"))
-MOVE_FILTER = (8, 0.16)  # deeper plies judge at most 8 moves within 0.16 of the best, and the one played
 CANDIDATES = 5  # moves listed with their equities for each checker play (and the one played)
 # (lower bound of the luck rate in mEMG per roll, rating), luckiest first.
 LUCK_RATINGS = ((60.0, "very lucky dice"), (25.0, "lucky dice"), (-25.0, "average dice"),
@@ -157,19 +157,16 @@ class Judge:
 
     def moves(self, after: np.ndarray, played: int, measure=None) -> np.ndarray:
         """Mover's probabilities float64[M, 5] of all legal afterstates: at 0-ply for all, at the
-        judge's ply for the best few (:data:`MOVE_FILTER`, by ``measure``, a
-        :class:`bgnet.cube.checker.MoveMeasure`; cubeless equity without one) and the one
-        played."""
+        judge's ply for the best few and the one played, by the one search
+        (:func:`bgnet.bots.search.rank_afterstates`: its move filter, by ``measure``, a
+        :class:`bgnet.cube.checker.MoveMeasure`, cubeless equity without one; all of them at
+        the judge's ply at once)."""
         p = self._after_probs(after, 0)
         if self.ply == 0:
             return p
-        eq = np.asarray(equity(p)) if measure is None else measure.values(p, after)
-        order = np.argsort(-eq, kind="stable")
-        keep, margin = MOVE_FILTER
-        cand = [int(j) for j in order[:keep] if eq[j] >= eq[order[0]] - margin]
-        if played not in cand:
-            cand.append(played)
-        p[cand] = self._after_probs(after[cand], self.ply)
+        score = money_score if measure is None else measure_score(measure, after)
+        rank_afterstates(self.bot, after, p, self.ply, score=score, also=[played],
+                         filter_1ply=False)
         return p
 
     def position(self, board: np.ndarray) -> np.ndarray:
@@ -186,7 +183,8 @@ class Judge:
         if self.bot.eval is not None:  # a net: the 21 rolls in one pass
             p21, _ = all_rolls(self.bot.eval, board)
             return np.asarray(equity(p21[0]), np.float64)
-        after, _ = self.bot.choose_moves(np.repeat(board, len(ROLLS), axis=0), ROLLS, ply=0)
+        chooser: Any = self.bot  # a bot with plies chooses at each of them (bgnet.bots.base)
+        after, _ = chooser.choose_moves(np.repeat(board, len(ROLLS), axis=0), ROLLS, ply=0)
         return np.asarray(equity(self._after_probs(after, 0)), np.float64)
 
 

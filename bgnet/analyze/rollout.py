@@ -692,27 +692,36 @@ def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,
             if j is not None and j not in picks:
                 picks.append(j)
     else:
-        probs = _afterstate_probs(bot, after)
+        from bgnet.bots.search import Score, measure_score, money_score, rank_afterstates
+
+        ranker = _ranker(bot)
+        probs = np.asarray(ranker.afterstate_probabilities(after, 0), np.float64)
+        score: Score
         if cube is None or cubeless_play:
-            value = np.asarray(equity(probs), np.float64)
+            score = money_score
         else:
             from bgnet.cube.checker import measure_for
 
             measure = measure_for(cube.ctx.replace(dice=(0, 0)), cube.met, cube.efficiency)
-            value = measure.values(probs, after)
-        picks = list(np.argsort(-value, kind="stable")[:max(1, int(top))])
+            score = measure_score(measure, after)
+        picks = rank_afterstates(ranker, after, probs, 0, score=score)[:max(1, int(top))]
     return [(after[j], steps[j], format_move(steps[j], board)) for j in picks]
 
 
-def _afterstate_probs(bot: Bot, after: np.ndarray) -> np.ndarray:
-    """The mover's 0-ply probabilities of afterstates, by the net that ranks candidates."""
-    if bot.eval is None and bot.can_evaluate and 0 in bot.plies:  # gnubg:N, at 0-ply
-        return np.asarray(bot.afterstate_probabilities(after, 0), np.float64)
-    ev = luck_evaluator(bot)
-    if ev is None:
+def _ranker(bot: Bot) -> Bot:
+    """The bot whose 0-ply probabilities rank the candidates: the bot itself where it evaluates
+    at 0-ply (net bots, gnubg:N), else bgnet's shipped bot."""
+    if bot.can_evaluate and 0 in bot.plies:
+        return bot
+    from bgnet.bots import default_bot_path
+
+    path = default_bot_path()
+    if path is None:
         raise ValueError(f"{bot.name} cannot rank moves and no bgnet net is "
                          "installed: name the moves to roll out")
-    return np.asarray(ev.afterstates(np.ascontiguousarray(after)), np.float64)
+    from bgnet.bots.load import load_net_bot
+
+    return load_net_bot(path)
 
 
 def rollout_moves(bot: Bot, board, d1: int, d2: int, settings: RolloutSettings = RolloutSettings(),

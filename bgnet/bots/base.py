@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from bgnet.bots.search import DEFAULT_SETTINGS, SearchSettings
 from bgnet.engine.api import count_moves, game_over, move_text
 from bgnet.engine.board import check_die
 from bgnet.engine.movegen import generate
@@ -128,6 +129,7 @@ class Bot:
     ply: int | None = None  # its own depth; None: it has none
     eval: Any = None  # the batched evaluator of its net (positions, afterstates), or None
     meta: Mapping = MappingProxyType({})  # where it came from (net bots: the checkpoint's meta)
+    search: SearchSettings = DEFAULT_SETTINGS  # the move filter of a bot that searches
 
     def choose_move(self, board: np.ndarray, d1: int, d2: int) -> np.ndarray:
         """The afterstate (``[opponent, mover_after]``) this bot plays; the board itself if no move."""
@@ -247,6 +249,22 @@ class Bot:
         efficiency = own_efficiency if efficiency is None else efficiency
         return [decide_context(p, ctx, b, met=met, efficiency=efficiency)
                 for p, ctx, b in zip(probs, contexts, boards)]
+
+    def move_measure(self, contexts):
+        """The :class:`bgnet.cube.checker.MoveMeasure` this bot ranks moves by where the cube is
+        known (``contexts``: one :class:`~bgnet.engine.state.MatchContext` per position, or one
+        for all), with its cube settings; None where moves are ranked by cubeless money equity
+        (no contexts, or a measure that is cubeless)."""
+        if contexts is None:
+            return None
+        from bgnet.cube.checker import MoveMeasure, measure_for
+
+        met, efficiency = self.cube_settings()
+        if isinstance(contexts, (list, tuple)):
+            measure = MoveMeasure(list(contexts), met, efficiency)
+        else:
+            measure = measure_for(contexts, met, efficiency)
+        return None if measure.cubeless else measure
 
     def cube_settings(self):
         """``(match equity table name or None, cube efficiency or None)`` for :meth:`cube_decision`;

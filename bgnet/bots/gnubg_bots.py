@@ -103,7 +103,7 @@ class GnubgBot(Bot):
 
     def _depth(self, ply: int | None) -> int:
         if ply is None:
-            return self.ply
+            return int(self.ply or 0)
         if ply not in self.plies:
             raise ValueError(f"gnubg ply must be a whole number from 0 to {MAX_GNUBG_PLY}; got {ply!r}")
         return int(ply)

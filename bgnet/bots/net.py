@@ -18,12 +18,11 @@ files by :mod:`bgnet.bots.load`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from bgnet.bots.base import Bot, accepts_position_ids
 from bgnet.bots.evaluator import afterstates_of, parent_rows
+from bgnet.bots.search import SearchSettings, measure_score, money_score, rank_afterstates
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
 from bgnet.engine.board import unique_boards
 from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
@@ -76,32 +75,6 @@ def best_of_all_rolls(ev, boards: np.ndarray):
     return after, probs, segment_argmax(money_equity(probs), off)
 
 
-@dataclass
-class SearchSettings:
-    """Move filters for deeper plies (GNU Backgammon's default filters are alike).
-
-    Of the moves ranked at 0-ply, at most ``keep`` go deeper, and only those within ``margin``
-    equity of the best. At 2-ply the survivors are ranked again at 1-ply and at most ``keep_1ply``
-    within ``margin_1ply`` of the best of them are searched at 2-ply. Measured on the first 600
-    decisions of ``bgnet bench er`` with the shipped bot (error rate, time per decision): no
-    1-ply filter 2.96 and 106 ms; 4 within 0.12 (the default) 3.13 and 69 ms; 3 within 0.08
-    3.43 and 52 ms; 2 within 0.04 3.85 and 29 ms.
-    """
-    keep: int = 8
-    margin: float = 0.16
-    keep_1ply: int = 4
-    margin_1ply: float = 0.12
-    # Cube decisions of a 0-ply bot: where the 0-ply one is close (doubling within
-    # ``cube_window`` of playing on, or the take within it of the pass; normalised equities),
-    # it is made again from probabilities at ``cube_ply`` (see NetBot.cube_decisions). Measured
-    # with bgnet-deep on the 4,331 positions of ``bgnet bench cube``, judged by GNU Backgammon at
-    # 2-ply (agreement, cost per decision): 0-ply alone 93.2 % and 2.99; close ones at 1-ply
-    # within 0.05 93.8 % and 2.38; within 0.1 (the default) 93.9 % and 2.24, as with every
-    # decision at 1-ply, in half its time there (less in play, where most are clear).
-    cube_ply: int = 1
-    cube_window: float = 0.1
-
-
 def _is_evaluator(obj) -> bool:
     return callable(getattr(obj, "positions", None)) and callable(getattr(obj, "afterstates", None))
 
@@ -124,6 +97,7 @@ class NetBot(Bot):
 
     plies = (0, 1, 2)
     searches = True
+    ply: int
 
     def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
                  search: SearchSettings | None = None, meta: dict | None = None,
@@ -269,8 +243,9 @@ class NetBot(Bot):
             return after[best], steps[best]
         best = np.empty(len(boards), np.int64)
         for i in range(len(boards)):
-            score = None if measure is None else _scorer(measure, after, i)
-            best[i] = self._deeper_choice(after, eq, off[i], off[i + 1], ply, score)
+            lo, hi = off[i], off[i + 1]
+            score = None if measure is None else measure_score(measure, after[lo:hi], i)
+            best[i] = self._deeper_choice(after, probs, eq, lo, hi, ply, score)
         return after[best], steps[best]
 
     def choose_moves_with_cube(self, boards: np.ndarray, dice: np.ndarray, contexts):
@@ -289,69 +264,31 @@ class NetBot(Bot):
                                          np.array([[d1, d2]], np.int64), ply, ctx)
         return after[0], steps[0]
 
-    @staticmethod
-    def _filter(eq: np.ndarray, order, keep: int, margin: float) -> list[int]:
-        """The best ``keep`` of ``order`` (best first) within ``margin`` of the best."""
-        top = eq[order[0]]
-        return [int(j) for j in order[:keep] if eq[j] >= top - margin]
-
-    def _candidates(self, eq: np.ndarray, order) -> list[int]:
-        """The 0-ply move filter."""
-        return self._filter(eq, order, self.search.keep, self.search.margin)
-
-    def _search(self, after: np.ndarray, cand: list[int], ply: int, value_lone: bool = False,
-                score=None):
-        """Deeper probabilities of the candidate afterstates ``after[cand]`` (mover's view):
-        a list of (row, probabilities), best first, the searched ones ahead of those the 1-ply
-        filter dropped (which keep their 1-ply values). A lone candidate is only valued if
-        ``value_lone`` (its probabilities are None otherwise). ``score(probs, rows)`` ranks them
-        (default: cubeless money equity)."""
-        if len(cand) == 1:
-            lone = self._afterstate_value(after[cand], ply)[0] if value_lone else None
-            return [(cand[0], lone)]
-        if score is None:
-            score = _money_score
-        probs = self._afterstate_value(after[cand], 1)
-        eq1 = score(probs, cand)
-        order = list(np.argsort(-eq1, kind="stable"))
-        if ply == 2:
-            deep = self._filter(eq1, order, self.search.keep_1ply, self.search.margin_1ply)
-            if len(deep) > 1:
-                probs[deep] = self._afterstate_value(after[[cand[k] for k in deep]], 2)
-                eq2 = score(probs, cand)
-                deep = sorted(deep, key=lambda k: -eq2[k])
-            order = deep + [k for k in order if k not in deep]
-        return [(cand[k], probs[k]) for k in order]
-
-    def _deeper_choice(self, after, eq, lo, hi, ply: int, score=None) -> int:
-        if hi - lo == 1:
-            return lo
-        cand = self._candidates(eq, lo + np.argsort(-eq[lo:hi], kind="stable"))
-        return self._search(after, cand, ply, score=score)[0][0]
+    def _deeper_choice(self, after, probs, eq, lo, hi, ply: int, score=None) -> int:
+        """Row of the move chosen at ``ply`` among the afterstates ``lo:hi`` of one position."""
+        rows = slice(lo, hi)
+        order = rank_afterstates(self, after[rows], probs[rows].copy(), ply, values=eq[rows],
+                                 score=score or money_score, settings=self.search,
+                                 value_lone=False)
+        return lo + order[0]
 
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None,
                      context: MatchContext | None = None):
         """All legal moves of one position with the bot's probabilities, best first:
-        a list of (afterstate, steps, probabilities). Deeper plies apply to the filtered best.
-        With a ``context`` (the mover on roll) the order is the match's own measure's
+        a list of (afterstate, steps, probabilities), by the one search
+        (:func:`bgnet.bots.search.rank_afterstates`; :func:`bgnet.bots.search.rank_moves` gives
+        them with their notation and values). Deeper plies apply to the filtered best. With a
+        ``context`` (the mover on roll) the order is the match's own measure's
         (:meth:`move_measure`), else cubeless money equity's."""
         ply = self.ply if ply is None else check_ply(ply)
         after, steps, off = generate_batch(np.ascontiguousarray(board, np.int8)[None],
                                            np.array([[d1, d2]], np.int64))
         if len(after) == 1 and steps[0, 0, 0] == -1:
             return []
-        probs = afterstates_of(self.eval, after, board[None], np.zeros(len(after), np.int64))
+        probs = self.afterstate_probabilities(after, 0, parents=board)
         measure = self.move_measure(context)
-        eq = money_equity(probs) if measure is None else measure.values(probs, after)
-        order = list(np.argsort(-eq, kind="stable"))
-        if ply > 0:
-            cand = self._candidates(eq, order)
-            score = None if measure is None else _scorer(measure, after, 0)
-            ranked = self._search(after, cand, ply, value_lone=True, score=score)
-            for j, p in ranked:
-                if p is not None:
-                    probs[j] = p
-            order = [j for j, _ in ranked] + [j for j in order if j not in cand]
+        score = money_score if measure is None else measure_score(measure, after)
+        order = rank_afterstates(self, after, probs, ply, score=score, settings=self.search)
         return [(after[j], steps[j], probs[j]) for j in order]
 
 
@@ -362,15 +299,3 @@ def close_decision(d, window: float) -> bool:
         return False
     doubled = min(d.double_take, d.double_pass)
     return abs(doubled - d.no_double) < window or abs(d.double_take - d.double_pass) < window
-
-
-def _money_score(probs, rows):
-    return money_equity(probs)
-
-
-def _scorer(measure, after: np.ndarray, position: int):
-    """``score(probs, rows)``: the measure's values of the afterstates ``after[rows]``, all
-    played from position ``position`` of the measure's contexts."""
-    def score(probs, rows):
-        return measure.values(probs, after[rows], np.full(len(rows), position, np.int64))
-    return score

@@ -17,35 +17,17 @@ keeps the cubeless choice and ranking, as without a context.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from bgnet.bots.base import Bot
-from bgnet.engine.board import game_result
+from bgnet.bots.search import RankedMove, rank_moves, steps_of
 from bgnet.engine.movegen import generate
 from bgnet.engine.notation import format_move
 from bgnet.engine.state import MatchContext
 from bgnet.nn.probs import equity as money_equity
-from bgnet.nn.probs import flip, terminal_probs
-
-
-@dataclass(frozen=True)
-class RankedMove:
-    """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, the
-    mover's cubeless probabilities and cubeless money equity after it, and its ``value`` by the
-    measure the moves are ranked by (:func:`bgnet.cube.checker.describe` names it; the cubeless
-    equity again without a cube), with the match winning chances it leaves in a match (``mwc``).
-    The figures are None without a judge."""
-
-    notation: str
-    steps: tuple[tuple[int, int], ...]
-    after: np.ndarray
-    probabilities: tuple[float, ...] | None = None
-    equity: float | None = None
-    value: float | None = None
-    mwc: float | None = None
+from bgnet.nn.probs import flip
 
 
 class Advisor:
@@ -104,37 +86,26 @@ class Advisor:
             after, steps = self.bot.choose_moves(boards, dice)
         else:
             after, steps = self.bot.choose_moves_with_cube(boards, dice, ctx)
-        return after[0], _steps(steps[0])
+        return after[0], steps_of(steps[0])
 
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int,
                      ctx: MatchContext | None = None) -> list[RankedMove]:
         """Every legal move, best first by the judge's measure in ``ctx`` (cubeless equity
-        without one; the generator's order without a judge); empty when no move is legal."""
-        measure = self.measure(ctx)
-        if self.judge is not None and self.judge.searches:
-            ranked = self.judge.ranked_moves(board, d1, d2, context=self.context(ctx))
-            return rank_moves(board, ranked, measure, keep_order=True)
+        without one; the generator's order without a judge); empty when no move is legal. The
+        judge ranks them by the one search (:func:`bgnet.bots.search.rank_moves`), at its own
+        depth."""
+        if self.judge is not None:
+            return rank_moves(self.judge, board, d1, d2, context=self.context(ctx),
+                              measure=self.measure(ctx))
         after, steps = generate(board, d1, d2)
-        if len(after) == 0:
-            return []
-        if self.judge is None:
-            return [RankedMove(format_move(s, board), _steps(s), a) for a, s in zip(after, steps)]
-        probs = self.afterstate_probabilities(after)
-        return rank_moves(board, list(zip(after, steps, probs)), measure)
+        return [RankedMove(format_move(s, board), steps_of(s), a) for a, s in zip(after, steps)]
 
     def afterstate_probabilities(self, after: np.ndarray) -> np.ndarray:
         """The mover's probabilities after each afterstate ``[opponent, mover]``: finished games
-        by the rules, the rest by the judge with the opponent on roll, seen from the mover."""
-        out = np.empty((len(after), 5), np.float64)
-        results = np.array([game_result(a) for a in after])
-        for i in np.flatnonzero(results):
-            out[i] = terminal_probs(int(results[i]))
-        live = np.flatnonzero(results == 0)
-        if len(live):
-            assert self.judge is not None, "afterstate probabilities are asked for only with a judge"
-            opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
-            out[live] = flip(np.asarray(self.judge.evaluate(opp_on_roll), np.float64))
-        return out
+        by the rules, the rest by the judge with the opponent on roll, seen from the mover
+        (:meth:`bgnet.bots.base.Bot.afterstate_probabilities`, at the judge's own depth)."""
+        assert self.judge is not None, "afterstate probabilities are asked for only with a judge"
+        return np.asarray(self.judge.afterstate_probabilities(after), np.float64)
 
     # -- probabilities and the cube ------------------------------------------------------------
 
@@ -193,27 +164,4 @@ def most_possible(loser_board: np.ndarray) -> int:
     return 3 if int(side[18:25].sum()) else 2
 
 
-def _steps(raw) -> tuple[tuple[int, int], ...]:
-    return tuple((int(a), int(b)) for a, b in np.asarray(raw).reshape(-1, 2) if a >= 0)
-
-
-def rank_moves(board: np.ndarray, moves, measure, keep_order: bool = False) -> list[RankedMove]:
-    """:class:`RankedMove` of each (afterstate, steps, mover's probabilities) played from
-    ``board``, valued by ``measure`` (:class:`bgnet.cube.checker.MoveMeasure` of the position),
-    best first (``keep_order``: in the order given, already ranked by a search)."""
-    if not moves:
-        return []
-    after = np.stack([np.asarray(a) for a, _, _ in moves])
-    probs = np.array([np.asarray(p, np.float64).reshape(5) for _, _, p in moves])
-    values = measure.values(probs, after)
-    order = range(len(moves)) if keep_order else np.argsort(-values, kind="stable")
-    out = []
-    for i in order:
-        p = tuple(float(x) for x in probs[i])
-        out.append(RankedMove(format_move(moves[i][1], board), _steps(moves[i][1]), after[i], p,
-                              float(money_equity(probs[i])), float(values[i]),
-                              measure.to_mwc(float(values[i]))))
-    return out
-
-
-__all__ = ["Advisor", "RankedMove", "most_possible", "rank_moves"]
+__all__ = ["Advisor", "most_possible"]

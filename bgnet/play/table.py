@@ -47,10 +47,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bgnet.bots.search import RankedMove
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError
 from bgnet.errors import BadArgument
-from bgnet.play.advisor import Advisor, RankedMove
+from bgnet.play.advisor import Advisor
 from bgnet.play.web import clickmove
 
 if TYPE_CHECKING:

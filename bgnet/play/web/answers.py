@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bgnet.bots.search import rank_moves
 from bgnet.engine import position_id
 from bgnet.engine.movegen import generate
 from bgnet.engine.notation import format_move
@@ -81,19 +82,24 @@ class Answers:
         Net bots rank every move themselves at ``ply``. Other bots only choose one: theirs comes
         first, the rest follow in the evaluator's order (the generator's without one). ``ctx``
         (the mover on roll): rank by the match's own measure."""
-        self.measure(ctx)  # a bad context is refused before the bot is asked
+        return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
+                for m in self._ranked(board, d1, d2, ply, ctx)]
+
+    def _ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None,
+                ctx: MatchContext | None = None, limit: int | None = None):
+        """:meth:`ranked` as :class:`bgnet.bots.search.RankedMove`; ``limit``: a net bot values
+        its best ``limit`` moves at ``ply`` (see :func:`bgnet.bots.search.rank_moves`)."""
+        measure = self.measure(ctx)  # a bad context is refused before the bot is asked
         if self.searches:
-            return [(a, s, np.asarray(p, np.float64))
-                    for a, s, p in self.bot.ranked_moves(board, d1, d2, ply,
-                                                         context=self.advisor.context(ctx))]
+            return rank_moves(self.bot, board, d1, d2, ply, self.advisor.context(ctx),
+                              measure=measure, limit=limit)
         moves = self.advisor.ranked_moves(board, d1, d2, ctx)
         if moves:
             choice = self.advisor.choose(board, d1, d2, ctx)
             assert choice is not None  # a move is legal, so the bot has one
             chosen = choice[0]
             moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
-        return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
-                for m in moves]
+        return moves
 
     def valued(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int,
                ctx: MatchContext | None = None):
@@ -101,31 +107,10 @@ class Answers:
         probabilities)), every one valued at ``ply``: a net bot's search values only its few
         best candidates that deep, so the others listed are valued again, and the list is
         ordered by those values (by the measure of ``ctx``)."""
-        ranked = self.ranked(board, d1, d2, ply, ctx)
-        top = ranked[:limit]
-        if self.searches and ply and top:
-            after = np.stack([a for a, _, _ in top])
-            probs = self._afterstates_at(after, ply)
-            values = self.measure(ctx).values(probs, after)
-            order = np.argsort(-values, kind="stable")  # ties keep the bot's order
-            top = [(top[i][0], top[i][1], probs[i]) for i in order]
+        ranked = self._ranked(board, d1, d2, ply, ctx, limit)
+        top = [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
+               for m in ranked[:limit]]
         return len(ranked), top
-
-    def _afterstates_at(self, after: np.ndarray, ply: int) -> np.ndarray:
-        """The mover's probabilities after each afterstate ``[opponent, mover]`` at ``ply``: the
-        opponent's, on roll, at the same depth, seen from the mover; finished games by the rules."""
-        from bgnet.engine.board import game_result
-        from bgnet.nn.probs import flip, terminal_probs
-
-        out = np.empty((len(after), 5), np.float64)
-        results = np.array([game_result(a) for a in after])
-        for i in np.flatnonzero(results):
-            out[i] = terminal_probs(int(results[i]))
-        live = np.flatnonzero(results == 0)
-        if len(live):
-            opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
-            out[live] = flip(np.asarray(self.bot.evaluate(opp_on_roll, ply), np.float64))
-        return out
 
     def values_ply(self, ply: int | None) -> int | None:
         """The depth the values of :meth:`valued` come from: the ply asked of a net bot, else

@@ -1,0 +1,222 @@
+"""The one search: every ranking of moves in bgnet (a net bot's choice and hints, the advisor, the
+web answers, the analysis judge, the candidates of a rollout) comes from here.
+
+Layers, each built on the one below it, in the manner of an evaluator trait with the search
+wrapped around it:
+
+* a bot's ``evaluate`` -- probabilities of positions before the roll (:mod:`bgnet.bots.base`),
+  and :meth:`~bgnet.bots.base.Bot.afterstate_probabilities` built on it (the mover's
+  probabilities after each move; net bots have batched ones, looking ``ply`` rolls ahead);
+* :func:`rank_afterstates` -- the afterstates of one position, valued at the shallowest depth,
+  best first; for a bot that :attr:`~bgnet.bots.base.Bot.searches`, the best few (the move
+  filter, :class:`SearchSettings`: at most :data:`KEEP` within :data:`MARGIN` of the best) are
+  valued again at deeper plies;
+* :func:`rank_moves` -- every legal move of a position and roll as a :class:`RankedMove`, with
+  its probabilities, cubeless equity, and its value by the match's own measure
+  (:mod:`bgnet.cube.checker`).
+
+Moves are ranked by cubeless money equity without a context (cube and score), by the match's
+own measure with one.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from bgnet.engine.movegen import generate
+from bgnet.engine.notation import format_move
+from bgnet.nn.probs import equity as money_equity
+
+if TYPE_CHECKING:
+    from bgnet.engine.state import MatchContext
+
+KEEP, MARGIN = 8, 0.16  # the move filter: at most 8 moves within 0.16 of the best go deeper
+KEEP_1PLY, MARGIN_1PLY = 4, 0.12  # at 2-ply, of those ranked again at 1-ply: 4 within 0.12
+
+# score(probs, rows): the values of the afterstates ``rows`` whose probabilities ``probs`` are
+Score = Callable[[np.ndarray, Sequence[int] | np.ndarray], np.ndarray]
+
+
+@dataclass
+class SearchSettings:
+    """Move filters for deeper plies (GNU Backgammon's default filters are alike).
+
+    Of the moves ranked at 0-ply, at most ``keep`` go deeper, and only those within ``margin``
+    equity of the best. At 2-ply the survivors are ranked again at 1-ply and at most ``keep_1ply``
+    within ``margin_1ply`` of the best of them are searched at 2-ply. Measured on the first 600
+    decisions of ``bgnet bench er`` with the shipped bot (error rate, time per decision): no
+    1-ply filter 2.96 and 106 ms; 4 within 0.12 (the default) 3.13 and 69 ms; 3 within 0.08
+    3.43 and 52 ms; 2 within 0.04 3.85 and 29 ms.
+    """
+    keep: int = KEEP
+    margin: float = MARGIN
+    keep_1ply: int = KEEP_1PLY
+    margin_1ply: float = MARGIN_1PLY
+    # Cube decisions of a 0-ply bot: where the 0-ply one is close (doubling within
+    # ``cube_window`` of playing on, or the take within it of the pass; normalised equities),
+    # it is made again from probabilities at ``cube_ply`` (see NetBot.cube_decisions). Measured
+    # with bgnet-deep on the 4,331 positions of ``bgnet bench cube``, judged by GNU Backgammon at
+    # 2-ply (agreement, cost per decision): 0-ply alone 93.2 % and 2.99; close ones at 1-ply
+    # within 0.05 93.8 % and 2.38; within 0.1 (the default) 93.9 % and 2.24, as with every
+    # decision at 1-ply, in half its time there (less in play, where most are clear).
+    cube_ply: int = 1
+    cube_window: float = 0.1
+
+
+DEFAULT_SETTINGS = SearchSettings()
+
+
+class Ranker(Protocol):
+    """What the search asks of a bot (every :class:`bgnet.bots.base.Bot` that can evaluate has
+    it): its capabilities, its probabilities after moves and its measure of moves."""
+
+    @property
+    def searches(self) -> bool: ...
+
+    @property
+    def ply(self) -> int | None: ...
+
+    @property
+    def search(self) -> SearchSettings: ...
+
+    def afterstate_probabilities(self, after: np.ndarray, ply: int | None = None,
+                                 parents: np.ndarray | None = None) -> np.ndarray: ...
+
+    def move_measure(self, contexts): ...
+
+    def cube_settings(self): ...
+
+
+@dataclass(frozen=True)
+class RankedMove:
+    """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, the
+    mover's cubeless probabilities and cubeless money equity after it, and its ``value`` by the
+    measure the moves are ranked by (:func:`bgnet.cube.checker.describe` names it; the cubeless
+    equity again without a cube), with the match winning chances it leaves in a match (``mwc``).
+    The figures are None where nothing values the moves."""
+
+    notation: str
+    steps: tuple[tuple[int, int], ...]
+    after: np.ndarray
+    probabilities: tuple[float, ...] | None = None
+    equity: float | None = None
+    value: float | None = None
+    mwc: float | None = None
+
+
+def keep_best(values: np.ndarray, order: Sequence[int], keep: int, margin: float) -> list[int]:
+    """The move filter: the best ``keep`` of ``order`` (best first) within ``margin`` of the best.
+
+    >>> keep_best(np.array([0.1, 0.5, 0.3, 0.45]), [1, 3, 2, 0], 3, 0.16)
+    [1, 3]
+    """
+    top = values[order[0]]
+    return [int(j) for j in order[:keep] if values[j] >= top - margin]
+
+
+def money_score(probs: np.ndarray, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+    """A :data:`Score` by cubeless money equity."""
+    return money_equity(probs)
+
+
+def measure_score(measure, after: np.ndarray, position: int = 0) -> Score:
+    """A :data:`Score` by ``measure`` (a :class:`bgnet.cube.checker.MoveMeasure`) of the
+    afterstates ``after[rows]``, all played from position ``position`` of its contexts."""
+    def score(probs, rows):
+        return measure.values(probs, after[rows], np.full(len(rows), position, np.int64))
+    return score
+
+
+def rank_afterstates(bot: Ranker, after: np.ndarray, probs: np.ndarray, ply: int, *,
+                     values: np.ndarray | None = None, score: Score = money_score,
+                     settings: SearchSettings = DEFAULT_SETTINGS, also: Sequence[int] = (),
+                     filter_1ply: bool = True, value_lone: bool = True) -> list[int]:
+    """The rows of ``after`` (the afterstates of one position), best first by ``score``.
+
+    ``probs`` are their mover's probabilities at 0-ply (``values`` their scores, when known);
+    at ``ply`` > 0 the move filter's candidates (:func:`keep_best` of ``settings``) and the rows
+    ``also`` are valued again by ``bot.afterstate_probabilities`` -- at 1-ply, then, at 2-ply,
+    only those the 1-ply filter keeps (all at ``ply`` at once unless ``filter_1ply``) -- and
+    ``probs`` is updated in place; they come first, best first, the rest after them in their
+    0-ply order. A lone candidate is valued deeper only if ``value_lone``.
+    """
+    if values is None:
+        values = score(probs, np.arange(len(after)))
+    order = [int(j) for j in np.argsort(-values, kind="stable")]
+    if ply == 0 or not order:
+        return order
+    cand = keep_best(values, order, settings.keep, settings.margin)
+    cand += [int(j) for j in also if j not in cand]
+    if len(cand) == 1:
+        if value_lone:
+            probs[cand] = bot.afterstate_probabilities(after[cand], ply)
+        return order
+    first = 1 if filter_1ply else ply
+    deep_probs = bot.afterstate_probabilities(after[cand], first)
+    v = score(deep_probs, cand)
+    ranked = [int(k) for k in np.argsort(-v, kind="stable")]
+    if ply > first:
+        deep = keep_best(v, ranked, settings.keep_1ply, settings.margin_1ply)
+        if len(deep) > 1:
+            deep_probs[deep] = bot.afterstate_probabilities(after[[cand[k] for k in deep]], ply)
+            v = score(deep_probs, cand)
+            deep = sorted(deep, key=lambda k: -v[k])
+        ranked = deep + [k for k in ranked if k not in deep]
+    probs[cand] = deep_probs
+    return [cand[k] for k in ranked] + [j for j in order if j not in cand]
+
+
+def rank_moves(bot: Ranker, board: np.ndarray, d1: int, d2: int, ply: int | None = None,
+               context: MatchContext | None = None, *, measure=None,
+               limit: int | None = None) -> list[RankedMove]:
+    """Every legal move of ``board`` with dice ``d1, d2``, best first by ``bot``'s probabilities
+    at ``ply`` (None: its own depth); empty when no move is legal. ``bot`` must be able to
+    evaluate (:attr:`~bgnet.bots.base.Bot.can_evaluate`).
+
+    A bot that :attr:`~bgnet.bots.base.Bot.searches` values every move at 0-ply and the best
+    few deeper (:func:`rank_afterstates`, with its move filter), ranking them by its own
+    :meth:`~bgnet.bots.base.Bot.move_measure` of ``context`` (the mover on roll; cubeless money
+    equity without one); other bots value every move at ``ply`` and rank them by ``measure``.
+    Each move's ``value`` is by ``measure`` (a :class:`bgnet.cube.checker.MoveMeasure` of this
+    position; default: that of ``context`` with the bot's cube settings). ``limit``: the best
+    ``limit`` moves of a searching bot are all valued at ``ply`` and put in the order of those
+    values (a search values only its few best that deep).
+    """
+    from bgnet.cube.checker import measure_for
+
+    board = np.ascontiguousarray(board, np.int8).reshape(2, 25)
+    after, steps = generate(board, d1, d2)
+    if len(after) == 0:
+        return []
+    if measure is None:
+        measure = measure_for(context, *bot.cube_settings())
+    if bot.searches:
+        depth = bot.ply if ply is None else ply
+        probs = bot.afterstate_probabilities(after, 0, parents=board)
+        rank = bot.move_measure(context)
+        score = money_score if rank is None else measure_score(rank, after)
+        order = rank_afterstates(bot, after, probs, depth or 0, score=score,
+                                 settings=bot.search)
+    else:
+        depth = ply
+        probs = bot.afterstate_probabilities(after, ply)
+        order = rank_afterstates(bot, after, probs, 0, score=measure_score(measure, after))
+    probs = np.asarray(probs, np.float64)
+    if limit is not None and bot.searches and depth:
+        top = order[:limit]
+        probs[top] = bot.afterstate_probabilities(after[top], depth)
+        v = measure.values(probs[top], after[top])
+        order = [top[i] for i in np.argsort(-v, kind="stable")] + order[limit:]
+    values = measure.values(probs, after)
+    return [RankedMove(format_move(steps[j], board), steps_of(steps[j]), after[j],
+                       tuple(float(x) for x in probs[j]), float(money_equity(probs[j])),
+                       float(values[j]), measure.to_mwc(float(values[j]))) for j in order]
+
+
+def steps_of(raw) -> tuple[tuple[int, int], ...]:
+    """The (from, to) steps of a move as :mod:`bgnet.engine.movegen` writes them (int8[4, 2],
+    -1 where there is none), as a tuple of pairs."""
+    return tuple((int(a), int(b)) for a, b in np.asarray(raw).reshape(-1, 2) if a >= 0)
