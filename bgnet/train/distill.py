@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bgnet.bots.search import MARGIN
 from bgnet.engine.board import game_results, race_mask, start_position
 from bgnet.engine.movegen import generate_batch
 
@@ -89,6 +90,7 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
     """The candidates of each decision valued at 1-ply by ``bot`` (see the module's docstring);
     a decision with a single candidate gives nothing."""
     from bgnet.bots.evaluator import afterstates_of, parent_rows
+    from bgnet.bots.search import keep_best
     from bgnet.nn.probs import equity
 
     after, _, off = generate_batch(np.ascontiguousarray(boards, np.int8), np.ascontiguousarray(dice, np.int64))
@@ -96,8 +98,7 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
     rows, owner, k = [], [], 0
     for i in range(len(boards)):
         lo, hi = off[i], off[i + 1]
-        order = lo + np.argsort(-eq[lo:hi], kind="stable")[:keep]
-        cand = order[eq[order] >= eq[order[0]] - margin]
+        cand = keep_best(eq, lo + np.argsort(-eq[lo:hi], kind="stable"), keep, margin)
         if len(cand) > 1:
             rows.append(cand)
             owner.append(np.full(len(cand), k))
@@ -130,7 +131,7 @@ def _draw_chunk(job: tuple[int, int, float, int]) -> Samples:
     return candidate_samples(_TEACHER, boards, dice, keep, margin)
 
 
-def draw_samples(checkpoint: str, decisions: int, keep: int = 5, margin: float = 0.16, workers: int = 1,
+def draw_samples(checkpoint: str, decisions: int, keep: int = 5, margin: float = MARGIN, workers: int = 1,
                  seed: int = 0, chunk: int = 2048, progress: bool = True) -> Samples:
     """Decisions drawn by self-play of the checkpoint's net in chunks of ``chunk`` (each its own
     games and dice), their candidates valued at 1-ply, in ``workers`` processes."""
@@ -209,7 +210,7 @@ def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_s
 
 
 def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
-                       samples_file: str | None = None, keep: int = 5, margin: float = 0.16,
+                       samples_file: str | None = None, keep: int = 5, margin: float = MARGIN,
                        epochs: int = 2, lr: float = 1e-5, batch_size: int = 64, workers: int = 1,
                        seed: int = 0) -> None:
     """Fit the net of ``checkpoint`` to its own 1-ply values of the close candidates of
