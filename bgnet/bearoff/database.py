@@ -35,7 +35,7 @@ MAX_K = 10  # 8008 x 8008 positions (256 MB): beyond that the table is not worth
 
 
 @njit(cache=True)
-def _side_ok(board, s) -> bool:
+def side_ok(board, s) -> bool:
     total = 0
     for i in range(25):
         c = board[s, i]
@@ -49,7 +49,7 @@ def _side_ok(board, s) -> bool:
 def _is_bearoff(boards):
     out = np.empty(boards.shape[0], np.bool_)
     for n in range(boards.shape[0]):
-        out[n] = _side_ok(boards[n], 0) and _side_ok(boards[n], 1)
+        out[n] = side_ok(boards[n], 0) and side_ok(boards[n], 1)
     return out
 
 
@@ -117,7 +117,7 @@ def _one_sided_row(me, opp, dist, first, full_start, out):
 
 
 @njit(cache=True)
-def _probabilities(boards, dist, first, table, binom, full_start, exact, out):
+def probabilities_kernel(boards, dist, first, table, binom, full_start, exact, out):
     scratch = np.empty(6, np.int64)
     nk = table.shape[0]
     for n in range(boards.shape[0]):
@@ -239,7 +239,7 @@ class BearoffDatabase:
             raise ValueError(f"board {bad} is not a bear-off position (every checker of both sides "
                              f"on its own points 1..6, 1 to 15 a side): {b[bad].tolist()}")
         out64 = np.empty((len(b), 5), np.float64)
-        _probabilities(b, self.dist, self.first, self.table, BINOM, FULL_START, bool(exact), out64)
+        probabilities_kernel(b, self.dist, self.first, self.table, BINOM, FULL_START, bool(exact), out64)
         return out64.astype(np.float32)
 
     def mover_probabilities(self, after) -> np.ndarray:
@@ -283,6 +283,12 @@ def get_database(k: int = DEFAULT_K) -> BearoffDatabase:
         if db is None:
             db = _DEFAULT[k] = BearoffDatabase(k)
     return db
+
+
+def loaded_database(k: int = DEFAULT_K) -> BearoffDatabase | None:
+    """The process's database with a ``k``-checker table if it is loaded already, else None
+    (nothing is loaded or built)."""
+    return _DEFAULT.get(k)
 
 
 def bearoff_probabilities(boards) -> np.ndarray:

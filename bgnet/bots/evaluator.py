@@ -63,7 +63,10 @@ class Evaluator:
             buf = self._buf = np.empty((max(n, 1024), f), np.float32)
         return buf[:n]
 
-    def _run(self, boards: np.ndarray, afterstates: bool, family=None) -> np.ndarray:
+    def run_net(self, boards: np.ndarray, afterstates: bool, family=None) -> np.ndarray:
+        """The net's probabilities of ``boards`` (for the side on roll of an afterstate's
+        swapped view when ``afterstates``), without the bear-off database; ``family``:
+        ``(parents, parent_of)`` of afterstates, for the compiled pass."""
         if self.fast is not None:
             if family is not None:  # (parents, parent_of) of afterstates
                 return self.fast.swapped_children(family[0], family[1], boards)
@@ -109,7 +112,7 @@ class Evaluator:
         ``(parents, parent_of)`` of afterstates, for the compiled pass."""
         mask = is_bearoff(boards) if self.bearoff and len(boards) else None
         if mask is None or not mask.any():
-            probs = self._run(boards, afterstates, family)
+            probs = self.run_net(boards, afterstates, family)
         else:
             from bgnet.bearoff import get_database
 
@@ -120,7 +123,7 @@ class Evaluator:
             rest = ~mask
             if rest.any():
                 kin = None if family is None else (family[0], family[1][rest])
-                probs[rest] = self._run(np.ascontiguousarray(boards[rest]), afterstates, kin)
+                probs[rest] = self.run_net(np.ascontiguousarray(boards[rest]), afterstates, kin)
         return flip(probs) if afterstates else probs
 
 

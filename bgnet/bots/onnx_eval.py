@@ -157,7 +157,7 @@ def _compiled_forward(ev: OnnxEvaluator):
     rng = np.random.default_rng(0)
     boards = np.stack([start_position()] * 32 + [race] * 32)
     after, _, _ = generate_batch(boards, rng.integers(1, 7, size=(64, 2)))
-    ref = ev._run(after, True)  # ev.fast is not set yet: onnxruntime answers
+    ref = ev.run_net(after, True)  # ev.fast is not set yet: onnxruntime answers
     if not np.allclose(fast.swapped(after), ref, atol=1e-4):
         return None
     return fast

@@ -23,14 +23,16 @@ it leaves, and the caller takes the general path.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from numba import njit
 
 from bgnet.bearoff import database as _database
-from bgnet.bearoff.database import _probabilities as _db_probabilities
-from bgnet.bearoff.database import _side_ok
-from bgnet.cube.checker import CUBELESS, P_KIND, _row_value
-from bgnet.engine.api import _ROWS, _generate_kept, workspace
+from bgnet.bearoff.database import probabilities_kernel as _db_probabilities
+from bgnet.bearoff.database import side_ok
+from bgnet.cube.checker import CUBELESS, P_KIND, row_value
+from bgnet.engine.api import ROWS, generate_kept, workspace
 from bgnet.engine.board import game_result, race_of_sides
 from bgnet.nn.fast import forward as _fast
 
@@ -61,13 +63,13 @@ def _pack_tables(tables) -> np.ndarray:
 
 @njit(cache=True)
 def _forward(board, rows, acts, packed, b1, ws, bs, out):
-    """:func:`bgnet.nn.fast.forward._forward_children` on the afterstates ``rows`` of ``board``
+    """:func:`bgnet.nn.fast.forward.forward_children` on the afterstates ``rows`` of ``board``
     with the tables unpacked (as :meth:`bgnet.bots.evaluator.Evaluator.afterstates` does when
     told their position)."""
     h = packed.shape[1]
     parents = board.reshape((1, 2, 25))
     parent_of = np.zeros(rows.shape[0], np.int64)
-    return _fast._forward_children(parents, parent_of, rows, np.arange(rows.shape[0]), 0, acts,
+    return _fast.forward_children(parents, parent_of, rows, np.arange(rows.shape[0]), 0, acts,
                                    packed[:_T_BAR].reshape((2, 24, 16, h)),
                                    packed[_T_BAR:_T_OFF].reshape((2, 16, h)),
                                    packed[_T_OFF:_T_FLAGS].reshape((2, 16, h)),
@@ -102,7 +104,7 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, p
     want = prm[P_KIND] != CUBELESS
     rows = scratch[0]
     db_rows = scratch[1]
-    n = _generate_kept(board, d1, d2, boards, moves, ints)
+    n = generate_kept(board, d1, d2, boards, moves, ints)
     if n <= 0:
         return _FALLBACK
     eq = np.empty(n, np.float32)
@@ -118,7 +120,7 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, p
             if want:
                 every[r, 0], every[r, 1], every[r, 2] = _F1, g, bg
                 every[r, 3] = every[r, 4] = np.float32(0.0)
-        elif bearoff != 0 and _side_ok(boards[r], 0) and _side_ok(boards[r], 1):
+        elif bearoff != 0 and side_ok(boards[r], 0) and side_ok(boards[r], 1):
             if bearoff < 0:
                 return _FALLBACK
             dbr[n_db] = r
@@ -176,9 +178,9 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, p
                 _mover_probs(p, every[dbr[i]])
     best = 0
     if want:
-        top = _row_value(every[0], boards[0], prm, mtab, eff)
+        top = row_value(every[0], boards[0], prm, mtab, eff)
         for r in range(1, n):
-            v = _row_value(every[r], boards[r], prm, mtab, eff)
+            v = row_value(every[r], boards[r], prm, mtab, eff)
             if v > top:
                 best, top = r, v
         return best
@@ -193,8 +195,8 @@ def _scratch(ws):
     rows, net probabilities, database probabilities, every afterstate's mover probabilities)."""
     kept = getattr(ws, "zero_ply", None)
     if kept is None:
-        kept = ws.zero_ply = (np.empty((2, _ROWS, 2, 25), np.int8), np.empty((_ROWS, 5), np.float32),
-                              np.empty((_ROWS, 5), np.float64), np.empty((_ROWS, 5), np.float32))
+        kept = ws.zero_ply = (np.empty((2, ROWS, 2, 25), np.int8), np.empty((ROWS, 5), np.float32),
+                              np.empty((ROWS, 5), np.float64), np.empty((ROWS, 5), np.float32))
     return kept
 
 
@@ -212,9 +214,14 @@ def _net_args(fast, sub: int):
     return True, (acts, _pack_tables(tables), bs[0], ws[1:], bs[1:])
 
 
+# The compiled call's weights arguments of each FastForward (None: not applicable), kept while
+# the FastForward lives.
+_PREPARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _prepared(fast):
-    """The compiled call's weights arguments, kept on the FastForward (None: not applicable)."""
-    kept = getattr(fast, "_zero_ply_args", False)
+    """The compiled call's weights arguments for ``fast`` (None: not applicable)."""
+    kept = _PREPARED.get(fast, False)
     if kept is not False:
         return kept
     args = None
@@ -223,7 +230,7 @@ def _prepared(fast):
         (ok_c, c), (ok_r, r) = (_net_args(fast, subs[0]), _net_args(fast, subs[1]))
         if ok_c and ok_r:
             args = (bool(fast.split),) + c + r
-    fast._zero_ply_args = args
+    _PREPARED[fast] = args
     return args
 
 
@@ -231,7 +238,7 @@ def _bearoff_args(evaluator):
     """(mode, dist, first, table, binom, full_start) for the compiled call: see ``_choose``."""
     if not getattr(evaluator, "bearoff", True):
         return (0,) + _NO_DB + (_database.BINOM, 0)
-    db = _database._DEFAULT.get(_database.DEFAULT_K)
+    db = _database.loaded_database(_database.DEFAULT_K)
     if db is None:  # not loaded yet: the general path loads it the first time it is needed
         return (-1,) + _NO_DB + (_database.BINOM, 0)
     return (1, db.dist, db.first, db.table, _database.BINOM, _database.FULL_START)

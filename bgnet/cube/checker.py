@@ -250,7 +250,7 @@ def _efficiency(after, eff):
 
 
 @njit(cache=True)
-def _row_value(p, after, prm, T, eff):
+def row_value(p, after, prm, T, eff):
     """The mover's value of one afterstate from his probabilities ``p`` (see the module
     docstring), with the group's parameters ``prm`` and match tables ``T``."""
     # The probabilities clamped to be consistent, as the cube head expects them.
@@ -291,14 +291,14 @@ def _row_value(p, after, prm, T, eff):
 def _values(probs, after, group, params, tables, eff, out):
     for r in range(probs.shape[0]):
         g = group[r]
-        out[r] = _row_value(probs[r], after[r], params[g], tables[g], eff)
+        out[r] = row_value(probs[r], after[r], params[g], tables[g], eff)
     return out
 
 
 @njit(cache=True)
 def _values_one(probs, after, prm, T, eff, out):
     for r in range(probs.shape[0]):
-        out[r] = _row_value(probs[r], after[r], prm, T, eff)
+        out[r] = row_value(probs[r], after[r], prm, T, eff)
     return out
 
 
@@ -361,7 +361,7 @@ def _tables(met: MatchEquityTable, opp_away: int, my_away: int, crawford: bool) 
         return np.zeros((4, 1))
     theirs = MatchScore(opp_away, my_away, crawford, met)
     mine = MatchScore(my_away, opp_away, crawford, met)
-    rows = (theirs._results[0], theirs._results[1], mine._results[0], mine._results[1])
+    rows = (theirs.results[0], theirs.results[1], mine.results[0], mine.results[1])
     out = np.zeros((4, max(opp_away, my_away) + 1))
     for i, r in enumerate(rows):
         out[i, :len(r)] = r
@@ -415,7 +415,7 @@ class MoveMeasure:
 
     def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(parameters, tables, efficiency) of a measure with one context, as compiled code that
-        values moves itself takes them (:func:`_row_value`; the 0-ply choice of
+        values moves itself takes them (:func:`row_value`; the 0-ply choice of
         :mod:`bgnet.bots.zero_ply`)."""
         if self._kernel is None:
             raise ValueError("a measure of positions with different contexts has no single "

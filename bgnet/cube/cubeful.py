@@ -228,16 +228,18 @@ class MatchScore:
         return self.crawford or self.my_away == 1 or self.opp_away == 1
 
     @cached_property
-    def _results(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def results(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """My MWC after I win, and after I lose, 0, 1, 2, ... points in this game (capped at
+        the points each side needs)."""
         return _result_tables(self.met, self.my_away, self.opp_away, self.post)
 
     def win(self, points: int) -> float:
         """My MWC after I win ``points`` points in this game."""
-        return self._results[0][min(points, self.my_away)]
+        return self.results[0][min(points, self.my_away)]
 
     def lose(self, points: int) -> float:
         """My MWC after the opponent wins ``points`` points in this game."""
-        return self._results[1][min(points, self.opp_away)]
+        return self.results[1][min(points, self.opp_away)]
 
     def cube_dead(self, cube: int) -> bool:
         """True where GNU Backgammon evaluates cubeless: both players win the match with the cube

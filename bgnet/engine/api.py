@@ -30,7 +30,7 @@ from bgnet.engine.movegen import _SMALL_TABLE, _generate_one
 from bgnet.engine.notation import write_move
 from bgnet.engine.position_id import board_from_position_id, read_position_id, write_position_id
 
-_ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
+ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
 _TEXT_PER_MOVE = 80  # notation (at most 60 bytes), separators and the 14-character next ID
 _SEP = 10  # "\n" separates notations and IDs in the kernel's text
 
@@ -42,14 +42,14 @@ class _Workspace:
     """Buffers the kernel reuses from call to call; each thread has its own (:func:`workspace`)."""
 
     def __init__(self):
-        self.boards = np.empty((_ROWS, 2, 25), np.int8)
-        self.moves = np.empty((_ROWS, 4, 2), np.int8)
+        self.boards = np.empty((ROWS, 2, 25), np.int8)
+        self.moves = np.empty((ROWS, 4, 2), np.int8)
         # Rows: depth, die, key of each afterstate; the dedup table's keys, rows and stamps
         # (stamps start at -1: no entry); row 6 holds the stamp of the next position.
-        self.ints = np.zeros((7, _ROWS), np.int64)
+        self.ints = np.zeros((7, ROWS), np.int64)
         self.ints[5, :_SMALL_TABLE] = -1
         self.board = np.empty((2, 25), np.int8)
-        self.text = np.empty(_ROWS * _TEXT_PER_MOVE, np.uint8)
+        self.text = np.empty(ROWS * _TEXT_PER_MOVE, np.uint8)
         self.kernel_args = (self.board, self.boards, self.moves, self.ints, self.text)
         self.text_view = memoryview(self.text)
 
@@ -67,7 +67,7 @@ def workspace() -> _Workspace:
 
 
 @njit(cache=True)
-def _generate_kept(board, d1, d2, boards, moves, ints):
+def generate_kept(board, d1, d2, boards, moves, ints):
     """Legal afterstates of one position into the kept buffers: their count (0: no legal move),
     -1 when the buffers are too small."""
     stamp = ints[6, 0]
@@ -96,7 +96,7 @@ def _legal_moves_text(pid, d1, d2, board, boards, moves, ints, text):
         return _BAD_ID
     if _game_over(board):
         return _GAME_OVER
-    n = _generate_kept(board, d1, d2, boards, moves, ints)
+    n = generate_kept(board, d1, d2, boards, moves, ints)
     if n < 0:
         return _NO_ROOM
     if n == 0:  # the turn passes: no notation, the same checkers with the opponent on roll
@@ -120,7 +120,7 @@ def _count_moves(board, d1, d2, boards, moves, ints):
     when the kept buffers are too small to tell."""
     if _game_over(board):
         return _GAME_OVER
-    n = _generate_kept(board, d1, d2, boards, moves, ints)
+    n = generate_kept(board, d1, d2, boards, moves, ints)
     return _NO_ROOM if n < 0 else n
 
 

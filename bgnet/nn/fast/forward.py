@@ -363,7 +363,7 @@ def _children_scratch(h, n_extra):
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar, toff, flags,
+def forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar, toff, flags,
                       extra, b1, ws, bs, out):
     """:func:`_forward_serial` through :func:`_children_first_layer` for boards ``rows`` (their
     probabilities go to the same rows of ``out``: the caller routes rows without copying
@@ -391,7 +391,7 @@ def _forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tba
 def _hidden_children(parents, parent_of, boards, rows, roll_row, act, tpt, tbar, toff, flags,
                      extra, b1, out):
     """The first hidden layer, after its activation ``act``, of boards ``rows`` (children of
-    ``parents[parent_of[k]]``, as :func:`_forward_children` takes them) into ``out[i]`` for
+    ``parents[parent_of[k]]``, as :func:`forward_children` takes them) into ``out[i]`` for
     ``rows[i]``; returns the first invalid board's index or -1."""
     n = rows.shape[0]
     h = b1.shape[0]
@@ -638,7 +638,7 @@ class FastForward:
             acts, ws, bs, finite, tables = self.prepared(sub, weights)
             if finite:
                 tpt, tbar, toff, flags, extra = tables
-                k = _forward_children(parents, parent_of, boards, idx, roll_row, acts, tpt, tbar,
+                k = forward_children(parents, parent_of, boards, idx, roll_row, acts, tpt, tbar,
                                       toff, flags, extra, bs[0], ws[1:], bs[1:], out)
             else:  # the plain pass spreads NaN as torch does
                 part = np.empty((len(idx), 5), np.float32)
