@@ -138,8 +138,8 @@ def test_a_cubeless_session_is_judged_by_cubeless_equity_with_cubeless_play(tmp_
     assert len(moves) > 40 and all(d.played == d.best for d in moves)
     # The values are the cubeless money equities the bot chose by.
     from bgnet.engine.movegen import generate
-    from bgnet.engine.position_id import board_from_position_id
     from bgnet.engine.notation import format_move
+    from bgnet.engine.position_id import board_from_position_id
     from bgnet.nn.probs import equity
 
     d = moves[0]

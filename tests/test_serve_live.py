@@ -459,7 +459,8 @@ def test_a_match_hint_table_is_headed_mwc_and_emg(server, browser):
         assert row[mwc] == f"{100 * m['mwc']:.2f}" and row[emg] == _signed(m["cubeful_equity"])
         assert row[plain] == _signed(m["equity"])
     if len(cells) > 1:
-        assert cells[1][heads.index("Diff")] == f"{h['moves'][1]['cubeful_equity'] - h['moves'][0]['cubeful_equity']:.3f}"
+        diff = h["moves"][1]["cubeful_equity"] - h["moves"][0]["cubeful_equity"]
+        assert cells[1][heads.index("Diff")] == f"{diff:.3f}"
 
 
 @pytest.fixture(scope="module")

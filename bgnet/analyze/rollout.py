@@ -344,6 +344,7 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
         if reuse:
             after = chosen[np.arange(len(act)), k]
         elif by_cube:
+            assert cube is not None  # by_cube: the trials play the cube
             after = bot.choose_moves_with_cube(np.ascontiguousarray(board[act]), rolls,
                                                _move_contexts(cube, act, mine, cube_val, owner,
                                                               root_player))[0]

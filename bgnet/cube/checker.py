@@ -147,7 +147,7 @@ def _cash_points(g0, b0, g1, b1, T, a0, a1, cube):
         top, levels = 2 * top, levels + 1
     above0 = above1 = 0.0  # the cash points of the level above (read only below the top)
     value = top
-    for n in range(levels, -1, -1):
+    for _level in range(levels, -1, -1):
         here0 = here1 = 0.0
         for k in range(2):
             gm, bm, gt, bt = (g0, b0, g1, b1) if k == 0 else (g1, b1, g0, b0)

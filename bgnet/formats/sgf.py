@@ -320,7 +320,7 @@ class _Parser:
     def value(self) -> str:
         opened = self.line
         self.take()  # "["
-        out = []
+        out: list[str] = []
         while True:
             if self.at_end():
                 raise SgfError(f"line {opened}: a property value opened here is never closed "
@@ -476,13 +476,13 @@ def _replay(match: Match, tree: list[Node], header: _Header, last: bool) -> None
         moves.append((move, 0 if move.name == "W" else 1))
     game = match.new_game(**setup.game_arguments(number))
     for i, (prop, player) in enumerate(moves):
-        at = f"line {prop.line}: game {number}"
+        where = f"line {prop.line}: game {number}"
         text = prop.values[0].strip()
         then_resigned = i == len(moves) - 1 and header.result is not None and header.result[2]
         try:
-            _apply(game, player, text, then_resigned, at)
+            _apply(game, player, text, then_resigned, where)
         except RuleError as e:
-            raise SgfError(f"{at}: {prop.name}[{text}] breaks the rules: {e}") from None
+            raise SgfError(f"{where}: {prop.name}[{text}] breaks the rules: {e}") from None
     _finish(game, header, number, last)
 
 
