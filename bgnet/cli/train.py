@@ -21,6 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from bgnet.bots.search import MARGIN
 from bgnet.cli.arguments import ArgumentParser, output_file_arg, positive_arg, seed_arg
 from bgnet.errors import EXIT_INTERRUPTED, BadArgument, BadInputFile
 
@@ -206,8 +207,8 @@ def distill_main(argv: list[str]) -> int:
                    help="samples to fit: read from FILE when it exists, otherwise drawn and kept there")
     p.add_argument("--keep", type=positive_arg(int, "--keep"), default=5,
                    help="candidates of a decision: the 0-ply best KEEP (default 5) ...")
-    p.add_argument("--margin", type=positive_arg(float, "--margin"), default=0.16,
-                   help="... within MARGIN equity of the best (default 0.16)")
+    p.add_argument("--margin", type=positive_arg(float, "--margin"), default=MARGIN,
+                   help=f"... within MARGIN equity of the best (default {MARGIN:g}, the search's)")
     p.add_argument("--epochs", type=positive_arg(int, "--epochs"), default=2,
                    help="passes over the samples (default 2)")
     p.add_argument("--lr", type=positive_arg(float, "--lr"), default=1e-5, help="Adam's rate (default 1e-5)")
