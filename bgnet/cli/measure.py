@@ -349,6 +349,7 @@ def _cube_benchmarks(cube_bench, asked: str | None, path: str | None) -> list:
     that cannot be used raises BadInputFile."""
     import zipfile
 
+    refs: tuple[str, ...]
     if asked == "both" or (asked is None and cube_bench.has_deep_reference(path)):
         refs = ("2-ply", "0-ply")
     else:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class CubeBenchmark:
     def head(self, n: int) -> CubeBenchmark:
         """The first ``n`` positions."""
         n = min(int(n), len(self))
-        return CubeBenchmark(*(getattr(self, k)[:n] for k in _KEYS), reference=self.reference)
+        return CubeBenchmark(**{k: getattr(self, k)[:n] for k in _KEYS}, reference=self.reference)
 
     def context(self, i: int) -> MatchContext:
         """The cube and score of position ``i``, the player on roll being player 1."""
@@ -150,7 +151,7 @@ def load_benchmark(path: str | None = None, reference: str = "0-ply") -> CubeBen
         missing = set(_KEYS) - set(z.files)
         if missing:
             raise ValueError(f"{path!r} is not a cube benchmark: it lacks {sorted(missing)}")
-        b = CubeBenchmark(*(z[k] for k in _KEYS),
+        b = CubeBenchmark(**{k: z[k] for k in _KEYS},
                           reference=str(z["reference"]) if "reference" in z.files else "")
         if reference == "2-ply":
             if not set(DEEP_KEYS) <= set(z.files):
@@ -235,7 +236,7 @@ def rate_row(bench: CubeBenchmark, double: np.ndarray, take: np.ndarray, name: s
     by source (money, match) and by kind of error (counts and total cost)."""
     c = decision_costs(bench, double, take)
     counts = c["take_counts"]
-    row = {"bot": name}
+    row: dict[str, Any] = {"bot": name}
     for where, sel in [("all", np.ones(len(bench), bool))] + \
             [(s, bench.source == k) for k, s in enumerate(SOURCES)]:
         n_double, n_take = int(sel.sum()), int((sel & counts).sum())
