@@ -38,7 +38,7 @@ def distinct_positions(n: int, seed: int):
     """``n`` distinct (board, d1, d2) from pubeval self-play, in the order met."""
     from bgnet.engine.position_id import position_id
     from bgnet.engine.sampling import sample_positions
-    from bgnet.evaluate.reference_play import pubeval_chooser
+    from bgnet.measure.reference_play import pubeval_chooser
 
     boards, dice = sample_positions(int(n * 1.3) + 100, seed=seed, chooser=pubeval_chooser)
     seen, out = set(), []

@@ -15,7 +15,7 @@ import json
 import sys
 
 from bgnet.bots import load_bot
-from bgnet.evaluate.cube_play import play_matches, play_money_cube
+from bgnet.measure.cube_play import play_matches, play_money_cube
 
 
 def main(argv: list[str] | None = None) -> int:

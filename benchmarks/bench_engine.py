@@ -36,7 +36,7 @@ def main() -> int:
     a = ap.parse_args()
     import gnubg_nn
 
-    from bgnet.evaluate.reference_play import gnubg_chooser, pubeval_chooser
+    from bgnet.measure.reference_play import gnubg_chooser, pubeval_chooser
 
     half = a.positions // 2
     b1, d1 = sample_positions(half, seed=1, chooser=gnubg_chooser)

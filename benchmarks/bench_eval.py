@@ -2,7 +2,7 @@
 
 1. GNU Backgammon 0-ply vs pubeval, one game at a time, calling ``gnubg_nn`` directly (the
    yardstick: no harness at all);
-2. the same match through bgnet's batched harness (``bgnet.evaluate.match.play_games``);
+2. the same match through bgnet's batched harness (``bgnet.measure.match.play_games``);
 3. a network bot (``bgnet.nn.model.ValueNet``, afterstates valued by
    ``bgnet.nn.model.evaluate_afterstates``, all positions of a ply in one call) vs pubeval through
    the harness. The net is untrained: only its speed is measured.
@@ -21,7 +21,7 @@ from bgnet.bots import load_bot
 from bgnet.bots.gnubg_bots import import_gnubg_nn, play_steps
 from bgnet.bots.simple import GreedyBot, terminal_points
 from bgnet.engine.board import start_position, swap
-from bgnet.evaluate.match import play_games
+from bgnet.measure.match import play_games
 
 
 def direct_games_per_second(games: int, seed: int) -> tuple[float, float]:

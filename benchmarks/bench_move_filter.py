@@ -18,7 +18,7 @@ from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.gnubg_bots import money_equity
 from bgnet.bots.net import NetEvaluator
 from bgnet.bots.simple import segment_argmax
-from bgnet.evaluate.er import load_benchmark
+from bgnet.measure.er import load_benchmark
 from bgnet.train.move_filter import MoveFilter, valued_equity
 
 

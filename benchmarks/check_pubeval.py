@@ -2,7 +2,7 @@
 
 GNU Backgammon 0-ply against pubeval, cubeless money games with duplicate dice, was measured over
 120,000 games at +0.626 ± 0.007 points per game for gnubg (see the reference notes). This plays
-the same match through bgnet's harness (``bgnet.evaluate.match.play_games``) and says whether the
+the same match through bgnet's harness (``bgnet.measure.match.play_games``) and says whether the
 result lands inside that interval.
 
     python3 benchmarks/check_pubeval.py --games 20000
@@ -14,7 +14,7 @@ import json
 import sys
 
 from bgnet.bots import load_bot
-from bgnet.evaluate.match import play_games
+from bgnet.measure.match import play_games
 
 REFERENCE_PPG = 0.626
 REFERENCE_CI95 = 0.007

@@ -26,7 +26,7 @@ import numpy as np
 
 from bgnet.bots.evaluator import parent_rows
 from bgnet.bots.load import load_bot
-from bgnet.evaluate.er import PHASES, decision_losses, load_benchmark
+from bgnet.measure.er import PHASES, decision_losses, load_benchmark
 
 
 def groups(bench) -> dict[str, dict[str, np.ndarray]]:

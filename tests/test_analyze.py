@@ -110,7 +110,7 @@ def test_match_play_is_judged_in_match_terms(tmp_path, bot):
 def test_checker_plays_are_judged_by_the_measure_the_player_faced(bot):
     """The bot choosing by the match's own measure makes no checker error by its own judgement
     at the score; its cubeless choices in the same matches do cost match equity."""
-    from bgnet.evaluate.cube_play import play_matches
+    from bgnet.measure.cube_play import play_matches
 
     def errors(cubeful_play: bool) -> list[float]:
         played = play_matches(bot, bot, 5, 3, seed=4, progress=False, keep_records=True,

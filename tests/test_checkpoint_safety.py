@@ -64,7 +64,7 @@ def test_a_bot_spec_or_bot_load_refuses_it(tmp_path):
 
 
 def test_a_run_directory_with_a_hostile_checkpoint_stops_the_tournament(tmp_path):
-    from bgnet.evaluate.tournament import checkpoints_of, run_tournament
+    from bgnet.measure.tournament import checkpoints_of, run_tournament
 
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)

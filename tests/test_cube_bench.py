@@ -13,7 +13,7 @@ from bgnet.cli import main as bgnet_main
 from bgnet.cube import ACTIONS, cube_action
 from bgnet.engine.board import start_position
 from bgnet.engine.state import MatchContext
-from bgnet.evaluate.cube_bench import (
+from bgnet.measure.cube_bench import (
     SOURCES,
     bot_decisions,
     decision_costs,

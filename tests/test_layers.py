@@ -21,7 +21,7 @@ LAYERS = [
     {"formats"},
     {"nn", "cube", "bearoff"},
     {"bots"},
-    {"train", "evaluate", "play", "export", "analyze"},
+    {"train", "measure", "play", "export", "analyze"},
     {"cli"},
     {"bgnet"},
 ]

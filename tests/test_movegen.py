@@ -7,7 +7,7 @@ from bgnet.engine.movegen import generate, generate_batch
 from bgnet.engine.sampling import random_chooser, sample_positions
 
 gnubg_nn = pytest.importorskip("gnubg_nn")
-from bgnet.evaluate.reference_play import compare_moves, describe_cases, gnubg_chooser, mixed_chooser, pubeval_chooser  # noqa: E402
+from bgnet.measure.reference_play import compare_moves, describe_cases, gnubg_chooser, mixed_chooser, pubeval_chooser  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from hydra import compose, initialize_config_dir
 
 from bgnet.bots.net import NetBot
 from bgnet.bots.simple import RandomBot
-from bgnet.evaluate.match import play_games
+from bgnet.measure.match import play_games
 from bgnet.nn.checkpoint import CheckpointError, load_checkpoint, load_net
 from bgnet.nn.model import flip
 from bgnet.train.compose import CONFIG_DIR

@@ -1,4 +1,4 @@
-"""Build the checker-play error-rate benchmark shipped as ``bgnet/evaluate/data/er_benchmark.npz``.
+"""Build the checker-play error-rate benchmark shipped as ``bgnet/measure/data/er_benchmark.npz``.
 
 Decisions are drawn from self-play games of GNU Backgammon 0-ply and of pubeval (so they cover
 strong and weak play, and every phase: contact, crashed boards, races, bear-offs). For every
@@ -32,7 +32,7 @@ from bgnet.bots.gnubg_bots import GnubgBot, PubevalBot, import_gnubg_nn, money_e
 from bgnet.bots.simple import terminal_points
 from bgnet.engine.board import start_position, swap
 from bgnet.engine.movegen import generate
-from bgnet.evaluate.er import DEFAULT_PATH, save_benchmark, write_arrays
+from bgnet.measure.er import DEFAULT_PATH, save_benchmark, write_arrays
 
 SOURCES = ("gnubg:0", "pubeval")
 REFERENCE_PLY = 1  # gnubg_nn.probabilities(position, 1): the 21 rolls, each best reply at 0-ply

@@ -1,7 +1,7 @@
-"""Build the cube-decision benchmark shipped as ``bgnet/evaluate/data/cube_benchmark.npz``.
+"""Build the cube-decision benchmark shipped as ``bgnet/measure/data/cube_benchmark.npz``.
 
 Positions come from real play: bgnet-deep against gnubg 0-ply in 7-point matches and in money
-games with the cube (bgnet's own match play, :mod:`bgnet.evaluate.cube_play`, checker plays
+games with the cube (bgnet's own match play, :mod:`bgnet.measure.cube_play`, checker plays
 cubeful). Every position before a roll where the player on roll may double is a candidate, with
 the cube, its owner and the score it had in the game (the opening roll is no decision; after a
 double is taken the position is not counted again). Repeats are dropped.
@@ -32,8 +32,8 @@ import time
 import numpy as np
 
 from bgnet.engine.state import CENTERED, MatchContext
-from bgnet.evaluate.cube_bench import DEEP_KEYS, DEFAULT_PATH, SOURCES, load_benchmark, save_benchmark
-from bgnet.evaluate.er import write_arrays
+from bgnet.measure.cube_bench import DEEP_KEYS, DEFAULT_PATH, SOURCES, load_benchmark, save_benchmark
+from bgnet.measure.er import write_arrays
 
 CHUNK = 2000  # positions per gnubg process
 REFERENCE = ("GNU Backgammon 1.07 program, cube decisions at 0-ply (pruning nets), Kazaross-XG2, "
@@ -42,7 +42,7 @@ REFERENCE = ("GNU Backgammon 1.07 program, cube decisions at 0-ply (pruning nets
 
 def records_of(bot_a, bot_b, matches: int, money_games: int, seed: int):
     """(source, GameRecord) of ``matches`` 7-point matches and ``money_games`` money games."""
-    from bgnet.evaluate.cube_play import play_matches, play_money_cube
+    from bgnet.measure.cube_play import play_matches, play_money_cube
 
     out = []
     if matches:

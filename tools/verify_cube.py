@@ -81,7 +81,7 @@ def sample_cases(n: int, seed: int = 0) -> list[tuple[str, np.ndarray, MatchCont
     """``n`` (category, board, context) cases from gnubg self-play, contexts in rotation."""
     from bgnet.engine.board import game_result, swap
     from bgnet.engine.sampling import sample_positions
-    from bgnet.evaluate.reference_play import gnubg_chooser, mixed_chooser
+    from bgnet.measure.reference_play import gnubg_chooser, mixed_chooser
 
     half = (n + 1) // 2
     b1, _ = sample_positions(half, seed=seed, chooser=gnubg_chooser, every=5)

@@ -13,7 +13,7 @@ import argparse
 import time
 
 from bgnet.engine.sampling import random_chooser, sample_positions
-from bgnet.evaluate.reference_play import compare_moves, describe_cases, gnubg_chooser, mixed_chooser, pubeval_chooser
+from bgnet.measure.reference_play import compare_moves, describe_cases, gnubg_chooser, mixed_chooser, pubeval_chooser
 
 
 def main() -> int:

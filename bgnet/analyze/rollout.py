@@ -606,7 +606,7 @@ def run_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, cube: Cub
 
 
 def _worker_trials(roots, settings, cube, trial_ids):
-    from bgnet.evaluate import workers as worker_pool
+    from bgnet.measure import workers as worker_pool
 
     (bot,) = worker_pool.bots()
     ev = luck_evaluator(bot) if settings.luck or settings.cubeful else None
@@ -616,7 +616,7 @@ def _worker_trials(roots, settings, cube, trial_ids):
 def _run_parallel(spec, roots, settings, cube, workers, bar) -> TrialOutcomes:
     from concurrent.futures import as_completed
 
-    from bgnet.evaluate import workers as worker_pool
+    from bgnet.measure import workers as worker_pool
 
     n_roots, t = len(roots), settings.trials
     out = TrialOutcomes(np.zeros((n_roots, t, 5)), np.zeros((n_roots, t, 5)), np.zeros((n_roots, t)),

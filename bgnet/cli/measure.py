@@ -1,5 +1,5 @@
 """The measure family of verbs: ``bgnet eval`` (two bots against each other), ``bgnet bench``
-(the error-rate and cube benchmarks) and ``bgnet tournament``, over :mod:`bgnet.evaluate`."""
+(the error-rate and cube benchmarks) and ``bgnet tournament``, over :mod:`bgnet.measure`."""
 from __future__ import annotations
 
 import argparse
@@ -126,8 +126,8 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
 
 def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     """Play what the options ask for; save the games when asked. Returns the result."""
-    from bgnet.evaluate import cube_play
-    from bgnet.evaluate.results import COLUMNS, MatchPlayResult, MoneyCubeResult
+    from bgnet.measure import cube_play
+    from bgnet.measure.results import COLUMNS, MatchPlayResult, MoneyCubeResult
 
     duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat or a.save_sgf), a.quiet
     result: MatchPlayResult | MoneyCubeResult
@@ -143,12 +143,12 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
                                            batch=a.batch, keep_records=keep,
                                            cubeful_play=not a.cubeless_play)
     elif a.workers > 1:
-        from bgnet.evaluate.match import play_games_parallel
+        from bgnet.measure.match import play_games_parallel
 
         return play_games_parallel(a.a, a.b, a.games, a.workers, seed=a.seed, duplicate=duplicate,
                                    batch=a.batch, progress=not quiet, device=a.device)
     else:
-        from bgnet.evaluate.match import play_games
+        from bgnet.measure.match import play_games
 
         return play_games(bot_a, bot_b, a.games, seed=a.seed, duplicate=duplicate, batch=a.batch,
                           progress=not quiet)
@@ -159,7 +159,7 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
         shown = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1]}"
         print(f"saved {len(paths)} {kind} file{'s' if len(paths) > 1 else ''}: {shown}")
     if a.match is None and not a.cube:
-        from bgnet.evaluate.match import summarize
+        from bgnet.measure.match import summarize
 
         # The cubeless summary and JSON, as without --save-mat.
         assert isinstance(result, MoneyCubeResult), "without --match the games are money games"
@@ -255,7 +255,7 @@ def bench_main(argv: list[str]) -> int:
     if a.what != "er":
         p.error("name the benchmark: 'bgnet bench er' (checker-play error rate) or "
                 "'bgnet bench cube' (cube decisions)")
-    from bgnet.evaluate import er as er_mod
+    from bgnet.measure import er as er_mod
 
     benches = _er_benchmarks(er_mod, a.reference, a.file)
     if a.limit is not None:
@@ -300,7 +300,7 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     each reference asked for."""
     from tqdm import tqdm
 
-    from bgnet.evaluate import cube_bench
+    from bgnet.measure import cube_bench
 
     if not a.bot:
         p.error("nothing to measure: give --bot SPEC")
@@ -426,7 +426,7 @@ def tournament_main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if a.games < 2:
         p.error(f"--games must be at least 2; got {a.games}")
-    from bgnet.evaluate import tournament as t
+    from bgnet.measure import tournament as t
 
     refs = () if a.no_ref else tuple(a.ref or t.DEFAULT_REFERENCES)
     run_dirs = [s for s in a.sources if os.path.isdir(s)]

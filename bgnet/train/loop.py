@@ -107,7 +107,7 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
     """Results of the current net (0-ply) against each opponent spec; skips what isn't installed.
     A plain ``random`` opponent draws its moves from ``seed`` too, so a run's figures repeat."""
     from bgnet.bots import load_bot
-    from bgnet.evaluate.match import play_games
+    from bgnet.measure.match import play_games
 
     was_training = net.training
     me = NetBot(net, device=device, name="current")
@@ -130,7 +130,7 @@ def evaluate_against(net, device: str, opponents, games: int, seed: int, previou
 def error_rates(net, device: str) -> dict:
     """The net's 0-ply error rate on `bgnet bench er` (millipoints per decision) against the 2-ply
     reference (``er``, the figure bgnet reports first) and the 1-ply one (``er_1ply``)."""
-    from bgnet.evaluate.er import decision_choices, has_deep_reference, load_benchmark, losses_of
+    from bgnet.measure.er import decision_choices, has_deep_reference, load_benchmark, losses_of
 
     me = NetBot(net, device=device, name="current")
     one = load_benchmark(reference="1-ply")

@@ -11,7 +11,7 @@ from bgnet.bots.base import Bot
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli import main as bgnet_main
 from bgnet.engine.movegen import generate
-from bgnet.evaluate.er import (
+from bgnet.measure.er import (
     DEFAULT_PATH,
     ErBenchmark,
     decision_losses,
@@ -194,7 +194,7 @@ def test_bench_er_scores_the_same_choices_against_both_references(tmp_path, caps
 def test_workers_lose_the_same_equity_as_one_process(tmp_path, capsys):
     """Decisions shared among processes are played as in one; bad --workers values are refused."""
     from bgnet.bots import load_bot
-    from bgnet.evaluate.er import BATCH, decision_losses_parallel
+    from bgnet.measure.er import BATCH, decision_losses_parallel
 
     shipped = "checkpoints/bgnet-default.onnx"
     bench = BENCH.head(BATCH + 100)  # two parts, the second one short

@@ -12,11 +12,11 @@ from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli.measure import eval_main
 from bgnet.engine.position_id import position_id
 from bgnet.errors import BadArgument
-from bgnet.evaluate.cube_play import can_evaluate, play_matches, play_money_cube
-from bgnet.evaluate.match import play_games
-from bgnet.evaluate.results import COLUMNS, mat_names
-from bgnet.evaluate.stats import wilson_ci95
 from bgnet.formats.mat import load_mat
+from bgnet.measure.cube_play import can_evaluate, play_matches, play_money_cube
+from bgnet.measure.match import play_games
+from bgnet.measure.results import COLUMNS, mat_names
+from bgnet.measure.stats import wilson_ci95
 
 HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
 needs_gnubg = pytest.mark.skipif(not HAVE_GNUBG, reason="needs gnubg-nn (pip install 'bgnet[ref]')")

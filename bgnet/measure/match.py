@@ -20,8 +20,8 @@ from numba import njit
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import terminal_points
 from bgnet.engine.board import start_position
-from bgnet.evaluate import workers as worker_pool
-from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95
+from bgnet.measure import workers as worker_pool
+from bgnet.measure.stats import mean_ci95, paired_mean_ci95
 
 DICE_BLOCK = 64  # rolls are drawn in blocks of this many turns, when a game first needs them
 MAX_TURNS = 20_000  # a game this long means a bot is not making progress

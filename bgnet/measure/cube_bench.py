@@ -122,7 +122,7 @@ def context_arrays(contexts) -> dict:
 def save_benchmark(path: str, boards, contexts, probabilities, equities, actions, source,
                    reference: str = "") -> None:
     """Write a benchmark file (compressed .npz). ``actions``: names from bgnet.cube.ACTIONS."""
-    from bgnet.evaluate.er import write_arrays
+    from bgnet.measure.er import write_arrays
 
     n = len(boards)
     if not (len(contexts) == len(probabilities) == len(equities) == len(actions) == len(source) == n):
@@ -188,10 +188,10 @@ def has_deep_reference(path: str | None = None) -> bool:
 def bot_decisions(bot: Bot, bench: CubeBenchmark, ply: int | None = None,
                   on_done=None) -> tuple[np.ndarray, np.ndarray]:
     """Whether the bot, on roll, doubles in each position, and whether, offered the cube, it
-    takes: both as ``bgnet eval`` decides them (:mod:`bgnet.evaluate.cube_play`: the bot's
+    takes: both as ``bgnet eval`` decides them (:mod:`bgnet.measure.cube_play`: the bot's
     probabilities at ``ply``, None for its own depth, and its cube settings). A bot that cannot
     value positions never doubles and takes every double, as there."""
-    from bgnet.evaluate.cube_play import _Player
+    from bgnet.measure.cube_play import _Player
 
     player = _Player(bot, cube_ply=ply)
     double = np.zeros(len(bench), bool)
@@ -265,7 +265,7 @@ def position_costs(bench: CubeBenchmark, double: np.ndarray, take: np.ndarray) -
 def add_paired(row: dict, costs: np.ndarray, ref_costs: np.ndarray, ref: str) -> None:
     """Add to ``row`` its cost per decision minus ``ref``'s on the same positions, with a 95 %
     interval from the paired differences position by position."""
-    from bgnet.evaluate.stats import mean_ci95
+    from bgnet.measure.stats import mean_ci95
 
     per_decision = len(costs) / row["all"]["decisions"]  # positions per decision
     diff, ci = mean_ci95(costs - ref_costs)

@@ -13,8 +13,8 @@ from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli import main as bgnet_main
 from bgnet.cli.measure import eval_main
 from bgnet.errors import BadArgument, BadInputFile
-from bgnet.evaluate.match import DiceSequences, MatchResult, play_games, seating
-from bgnet.evaluate.stats import bradley_terry, elo_from_score, mean_ci95, paired_mean_ci95, score_from_elo
+from bgnet.measure.match import DiceSequences, MatchResult, play_games, seating
+from bgnet.measure.stats import bradley_terry, elo_from_score, mean_ci95, paired_mean_ci95, score_from_elo
 
 HAVE_GNUBG = importlib.util.find_spec("gnubg_nn") is not None
 
@@ -200,7 +200,7 @@ def test_eval_command_says_what_is_wrong():
 
 def test_a_match_played_in_parts_is_the_same_match():
     """play_range on pieces of a match gives the games of the whole match, piece by piece."""
-    from bgnet.evaluate.match import play_range
+    from bgnet.measure.match import play_range
 
     a, b = GreedyBot(_runner, "runner"), GreedyBot(lambda after: -_runner(after), "backward")
     whole = play_games(a, b, 24, seed=6, batch=5, progress=False)

@@ -32,8 +32,8 @@ from its own generator seeded with ``(seed, i)``, so with deterministic bots eve
 reproducible whatever the batch size. Duplicate dice are not used for matches: cube actions
 and scores make two matches with mirrored dice diverge at once, so the pairing would remove
 little of the luck; the match win rate gets a Wilson interval from independent matches.
-Money games can use duplicate dice (:class:`bgnet.evaluate.match.DiceSequences`, turn by turn,
-games 2k and 2k+1 with the seats swapped) exactly as :func:`bgnet.evaluate.match.play_games`;
+Money games can use duplicate dice (:class:`bgnet.measure.match.DiceSequences`, turn by turn,
+games 2k and 2k+1 with the seats swapped) exactly as :func:`bgnet.measure.match.play_games`;
 with ``cube=False`` they are the same cubeless games it plays, only recorded.
 
 Player 0 of every match and game is bot A (the left column of a ``.mat`` file).
@@ -47,8 +47,8 @@ import numpy as np
 from bgnet.bots.base import Bot
 from bgnet.cube import load_met
 from bgnet.engine.game import MAX_CUBE, MOVE, ROLL, Game, GameRecord, Match, MatchRecord, RuleError
-from bgnet.evaluate.match import MAX_TURNS, DiceSequences, seating
-from bgnet.evaluate.results import (
+from bgnet.measure.match import MAX_TURNS, DiceSequences, seating
+from bgnet.measure.results import (
     COLUMNS,
     CubeStats,
     MatchPlayResult,
@@ -58,7 +58,7 @@ from bgnet.evaluate.results import (
     mat_names,
     money_session,
 )
-from bgnet.evaluate.stats import mean_ci95, paired_mean_ci95, wilson_ci95
+from bgnet.measure.stats import mean_ci95, paired_mean_ci95, wilson_ci95
 
 
 def can_evaluate(bot: Bot) -> bool:
@@ -306,7 +306,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     cubeful equity (cube value and owner known) unless ``cubeful_play`` is False.
 
     With ``duplicate`` (the default) ``games`` must be even: games 2k and 2k+1 roll the same dice
-    turn by turn with the seats swapped, as :func:`bgnet.evaluate.match.play_games` does (the
+    turn by turn with the seats swapped, as :func:`bgnet.measure.match.play_games` does (the
     same dice for the same seed), and the interval comes from the pair means. ``keep_records``
     keeps the games as one money session for :meth:`MoneyCubeResult.save_mat`.
     """

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
-from bgnet.evaluate import workers as worker_pool
+from bgnet.measure import workers as worker_pool
 
 DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "data", "er_benchmark.npz")
 REFERENCE_BOTS = ("gnubg:0", "pubeval")
@@ -233,7 +233,7 @@ def error_rate(bot: Bot, bench: ErBenchmark, name: str | None = None) -> dict:
 
 def rate_row(loss: np.ndarray, bench: ErBenchmark, name: str) -> dict:
     """The figures of one bot from its losses (millipoints, one per decision)."""
-    from bgnet.evaluate.stats import mean_ci95
+    from bgnet.measure.stats import mean_ci95
 
     mean, ci = mean_ci95(loss)
     row = {"bot": name, "decisions": len(loss), "er": mean, "er_ci95": ci,
@@ -247,7 +247,7 @@ def rate_row(loss: np.ndarray, bench: ErBenchmark, name: str) -> dict:
 def add_paired(row: dict, loss: np.ndarray, ref_loss: np.ndarray, ref: str) -> None:
     """Add to ``row`` its error rate minus ``ref``'s on the same decisions, with a 95 % interval
     of the paired differences (much tighter than the two intervals side by side)."""
-    from bgnet.evaluate.stats import mean_ci95
+    from bgnet.measure.stats import mean_ci95
 
     diff, ci = mean_ci95(loss - ref_loss)
     row.update({"paired_ref": ref, "er_minus_ref": diff, "er_minus_ref_ci95": ci})

@@ -18,7 +18,7 @@ import numpy as np
 
 from bgnet.bots.base import Bot
 from bgnet.errors import BadArgument
-from bgnet.evaluate.stats import Z95, bradley_terry
+from bgnet.measure.stats import Z95, bradley_terry
 
 DEFAULT_REFERENCES = ("pubeval", "gnubg:0")
 _GAMES_IN_NAME = re.compile(r"games_(\d+)")
@@ -119,7 +119,7 @@ def run_tournament(players: list[Player], games_per_pair: int = 400, seed: int =
 
     Each bot is loaded once. Ratings are anchored at pubeval (or the first player without one).
     """
-    from bgnet.evaluate.match import play_games
+    from bgnet.measure.match import play_games
 
     if load is None:
         from bgnet.bots.load import load_bot

@@ -1,11 +1,11 @@
-"""Results of games played with the doubling cube (:mod:`bgnet.evaluate.cube_play`): whole
+"""Results of games played with the doubling cube (:mod:`bgnet.measure.cube_play`): whole
 matches (:class:`MatchPlayResult`) and money games (:class:`MoneyCubeResult`).
 
 Every figure is from bot A's side (player 0, the left column of a ``.mat`` file). The games
 themselves are kept as a table, one row per game in the order played, with the columns of
 :data:`COLUMNS`; the summaries, JSON and ``.mat`` files are made from that table and from the
 games' records. Cubeless money games without records have their own, lighter result,
-:class:`bgnet.evaluate.match.MatchResult`.
+:class:`bgnet.measure.match.MatchResult`.
 """
 from __future__ import annotations
 

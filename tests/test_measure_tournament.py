@@ -9,7 +9,7 @@ import pytest
 from bgnet.bots.simple import GreedyBot, RandomBot
 from bgnet.cli.measure import tournament_main
 from bgnet.errors import BadArgument
-from bgnet.evaluate.tournament import Player, checkpoints_of, players_from, run_tournament, write_outputs
+from bgnet.measure.tournament import Player, checkpoints_of, players_from, run_tournament, write_outputs
 
 
 def _runner(after):
