@@ -126,6 +126,16 @@ class MatchRecord:
     jacoby: bool = False
     games: list[GameRecord] = field(default_factory=list)
 
+    def final_score(self) -> tuple[int, int]:
+        """The score after the last game ((0, 0) for no games)."""
+        if not self.games:
+            return (0, 0)
+        last = self.games[-1]
+        s = list(last.score)
+        if last.winner is not None:
+            s[last.winner] += last.points
+        return (s[0], s[1])
+
 
 # ---------------------------------------------------------------------------------------------
 # a game

@@ -80,7 +80,7 @@ def write_mat(match: Match | MatchRecord, *, comments: tuple[str, ...] = ()) -> 
     if comments:
         out.append("")
     out += [f" {record.length} point match", ""]
-    final_score = _final_score(record)
+    final_score = record.final_score()
     for game in record.games:
         out += _game_lines(game, record, final_score)
         out.append("")
@@ -92,16 +92,6 @@ def save_mat(match: Match | MatchRecord, path) -> Path:
     p = Path(path)
     p.write_text(write_mat(match), encoding="utf-8")
     return p
-
-
-def _final_score(record: MatchRecord) -> tuple[int, int]:
-    if not record.games:
-        return (0, 0)
-    last = record.games[-1]
-    s = list(last.score)
-    if last.winner is not None:
-        s[last.winner] += last.points
-    return (s[0], s[1])
 
 
 def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -> list[str]:

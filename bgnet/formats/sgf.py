@@ -109,7 +109,7 @@ def write_sgf(match: Match | MatchRecord, *, comments: Mapping[tuple[int, int], 
     """
     record = match.record() if isinstance(match, Match) else match
     notes = dict(comments or {})
-    final = _final_score(record)
+    final = record.final_score()
     trees = []
     for k, game in enumerate(record.games):
         trees.append(_game_tree(k, game, record, final, notes, date if k == 0 else None, application))
@@ -121,16 +121,6 @@ def save_sgf(match: Match | MatchRecord, path, **kwargs) -> Path:
     p = Path(path)
     p.write_text(write_sgf(match, **kwargs), encoding="utf-8")
     return p
-
-
-def _final_score(record: MatchRecord) -> tuple[int, int]:
-    if not record.games:
-        return (0, 0)
-    last = record.games[-1]
-    s = list(last.score)
-    if last.winner is not None:
-        s[last.winner] += last.points
-    return (s[0], s[1])
 
 
 def _game_tree(k: int, game: GameRecord, record: MatchRecord, final, notes, date, application) -> str:
