@@ -171,17 +171,11 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
 def _save_sgf(records, path: str) -> list:
     """The games as ``.sgf`` files, one a match (or one money session): ``path`` itself for one,
     else numbered from 1 next to it (``out.sgf`` -> ``out-001.sgf``, ...), as ``--save-mat``."""
-    from pathlib import Path
-
+    from bgnet.formats.mat import save_each
     from bgnet.formats.sgf import save_sgf
 
     assert records is not None, "games to save are played with keep_records"
-    out = Path(path)
-    if len(records) == 1:
-        return [save_sgf(records[0], out)]
-    width = max(3, len(str(len(records))))
-    return [save_sgf(r, out.with_name(f"{out.stem}-{i:0{width}d}{out.suffix}"))
-            for i, r in enumerate(records, 1)]
+    return save_each(records, path, save_sgf)
 
 
 ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",

@@ -94,6 +94,17 @@ def save_mat(match: Match | MatchRecord, path) -> Path:
     return p
 
 
+def save_each(records, path, save=save_mat) -> list[Path]:
+    """Write each match with ``save`` (:func:`save_mat` by default): to ``path`` itself for one,
+    else one file per match numbered from 1 next to it (``out.mat`` -> ``out-001.mat``, ...)."""
+    path = Path(path)
+    if len(records) == 1:
+        return [save(records[0], path)]
+    width = max(3, len(str(len(records))))
+    return [save(r, path.with_name(f"{path.stem}-{i:0{width}d}{path.suffix}"))
+            for i, r in enumerate(records, 1)]
+
+
 def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -> list[str]:
     first = next((act for act in game.actions if act.kind == "move"), None)
     if first is not None and not np.array_equal(first.board, start_position()):

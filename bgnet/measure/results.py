@@ -211,17 +211,12 @@ class MoneyCubeResult(_Saving):
 
 
 def _save_records(records, path) -> list[Path]:
-    from bgnet.formats.mat import save_mat
+    from bgnet.formats.mat import save_each
 
     if records is None:
         raise ValueError("these games were played without keep_records=True: there is nothing to "
                          "save")
-    path = Path(path)
-    if len(records) == 1:
-        return [save_mat(records[0], path)]
-    width = max(3, len(str(len(records))))
-    return [save_mat(r, path.with_name(f"{path.stem}-{i:0{width}d}{path.suffix}"))
-            for i, r in enumerate(records, 1)]
+    return save_each(records, path)
 
 
 def mat_names(name_a: str, name_b: str) -> tuple[str, str]:
