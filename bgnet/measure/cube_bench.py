@@ -171,14 +171,9 @@ def load_benchmark(path: str | None = None, reference: str = "0-ply") -> CubeBen
 
 def has_deep_reference(path: str | None = None) -> bool:
     """Whether the benchmark file (the shipped one by default) holds 2-ply verdicts."""
-    path = path or DEFAULT_PATH
-    if not os.path.exists(path):
-        return False
-    try:
-        with np.load(path) as z:
-            return set(DEEP_KEYS) <= set(z.files)
-    except (OSError, ValueError):  # not an .npz: load_benchmark says what is wrong with it
-        return False
+    from bgnet.measure.er import has_arrays
+
+    return has_arrays(path or DEFAULT_PATH, DEEP_KEYS)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -125,12 +125,17 @@ def load_benchmark(path: str | None = None, reference: str = "1-ply") -> ErBench
 
 def has_deep_reference(path: str | None = None) -> bool:
     """Whether the benchmark file (the shipped one by default) holds 2-ply reference equities."""
-    path = path or DEFAULT_PATH
+    return has_arrays(path or DEFAULT_PATH, DEEP_KEYS)
+
+
+def has_arrays(path: str, keys) -> bool:
+    """Whether the .npz file at ``path`` holds arrays under all of ``keys`` (False for a missing
+    file or one that is not an .npz)."""
     if not os.path.exists(path):
         return False
     try:
         with np.load(path) as z:
-            return set(DEEP_KEYS) <= set(z.files)
+            return set(keys) <= set(z.files)
     except (OSError, ValueError):  # not an .npz: load_benchmark says what is wrong with it
         return False
 
