@@ -62,8 +62,7 @@ def eval_main(argv: list[str]) -> int:
                    help="with --match or --cube: net bots choose their checker plays by cubeless "
                         "money equity, as without a cube (default: by the match's own measure, "
                         "cubeful match winning chances at the score or cubeful money equity)")
-    p.add_argument("--device", type=device_arg, default="cpu",
-                   help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
+    _add_device(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
     _check_eval_args(a, p)
@@ -178,6 +177,22 @@ def _save_sgf(records, path: str) -> list:
     return save_each(records, path, save_sgf)
 
 
+def _add_device(p) -> None:
+    p.add_argument("--device", type=device_arg, default="cpu",
+                   help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
+
+
+def _add_bots(p) -> None:
+    p.add_argument("--bot", action="append", default=[], metavar="SPEC",
+                   help=f"a bot to measure (repeatable): {BOT_HELP}")
+
+
+def _add_json_device(p) -> None:
+    p.add_argument("--json", metavar="PATH", type=output_file_arg,
+                   help="also write the figures to this JSON file")
+    _add_device(p)
+
+
 ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",
                "bgnet bench er --bot runs/my-run/checkpoints/latest.pt@1 --limit 500 "
                "--json er.json")
@@ -200,8 +215,7 @@ def bench_main(argv: list[str]) -> int:
                                     "at 2-ply (two rolls ahead) as well; gnubg 0-ply and pubeval "
                                     "are measured on the same decisions for comparison.",
                         examples=ER_EXAMPLES)
-    er.add_argument("--bot", action="append", default=[], metavar="SPEC",
-                    help=f"a bot to measure (repeatable): {BOT_HELP}")
+    _add_bots(er)
     er.add_argument("--file", help="benchmark file (.npz; default: the one shipped with bgnet)")
     er.add_argument("--no-reference", action="store_true",
                     help="do not measure gnubg 0-ply and pubeval alongside")
@@ -211,10 +225,7 @@ def bench_main(argv: list[str]) -> int:
                          "1-ply equities (every move), or both, one table each (the default, where "
                          "the file has both)")
     er.add_argument("--limit", type=int, help="use only the first N decisions")
-    er.add_argument("--json", metavar="PATH", type=output_file_arg,
-                    help="also write the figures to this JSON file")
-    er.add_argument("--device", type=device_arg, default="cpu",
-                    help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
+    _add_json_device(er)
     er.add_argument("--workers", type=int, default=1,
                     help="share the decisions among this many processes, one core each (same "
                          "losses; for deep search, default 1)")
@@ -227,8 +238,7 @@ def bench_main(argv: list[str]) -> int:
                                       "from bgnet-deep's money games and 7-point matches "
                                       "against gnubg 0-ply, doubling windows above all.",
                           examples=CUBE_EXAMPLES)
-    cube.add_argument("--bot", action="append", default=[], metavar="SPEC",
-                      help=f"a bot to measure (repeatable): {BOT_HELP}")
+    _add_bots(cube)
     cube.add_argument("--ply", type=int, metavar="N",
                       help="value positions for cube decisions at this depth (net bots: 0, 1 "
                            "or 2; default: each bot's own)")
@@ -239,10 +249,7 @@ def bench_main(argv: list[str]) -> int:
                            "net of gnubg:0), or both, one table each (the default, where the "
                            "file has both)")
     cube.add_argument("--limit", type=int, help="use only the first N positions")
-    cube.add_argument("--json", metavar="PATH", type=output_file_arg,
-                      help="also write the figures to this JSON file")
-    cube.add_argument("--device", type=device_arg, default="cpu",
-                      help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
+    _add_json_device(cube)
     a = p.parse_args(argv)
     if a.what == "cube":
         return _bench_cube(a, cube)
@@ -414,8 +421,7 @@ def tournament_main(argv: list[str]) -> int:
     p.add_argument("--out", type=output_dir_arg,
                    help="output folder (default: RUN_DIR/tournament, or ./tournament)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
-    p.add_argument("--device", type=device_arg, default="cpu",
-                   help="torch device for network bots: cpu, cuda, cuda:N or mps (default cpu)")
+    _add_device(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     a = p.parse_args(argv)
     if a.games < 2:
