@@ -361,23 +361,23 @@ class GameStore:
             fields = body.model_dump(by_alias=True, exclude_none=True) if body is not None else {}
             return await call(game.act, action, fields)
 
+        async def match_file(request: Request, gid: str, kind: str) -> PlainTextResponse:
+            """The match as a file to download, ``kind`` "mat" or "sgf"."""
+            only()(request)
+            game = self.get(gid)
+            text = await call(game.mat if kind == "mat" else game.sgf)
+            return PlainTextResponse(text, headers={
+                "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.{kind}"'})
+
         @app.get("/api/v1/games/{gid}/mat", tags=["play"], summary="the match as a .mat file",
                  response_class=PlainTextResponse, responses=ERRORS)
         async def game_mat(request: Request, gid: str = gid_p):
-            only()(request)
-            game = self.get(gid)
-            text = await call(game.mat)
-            return PlainTextResponse(text, headers={
-                "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.mat"'})
+            return await match_file(request, gid, "mat")
 
         @app.get("/api/v1/games/{gid}/sgf", tags=["play"], summary="the match as GNU Backgammon's .sgf file",
                  response_class=PlainTextResponse, responses=ERRORS)
         async def game_sgf(request: Request, gid: str = gid_p):
-            only()(request)
-            game = self.get(gid)
-            text = await call(game.sgf)
-            return PlainTextResponse(text, headers={
-                "Content-Disposition": f'attachment; filename="bgnet-{gid[:8]}.sgf"'})
+            return await match_file(request, gid, "sgf")
 
 
 __all__ = ["WebGame", "GameStore", "ACTIONS"]
