@@ -117,6 +117,21 @@ def _context_of(match_id: str):
     return match_context_from_id(match_id)
 
 
+def mover_probabilities(after: np.ndarray, opponent, dtype) -> np.ndarray:
+    """The mover's probabilities ``dtype[M, 5]`` after each afterstate ``[opponent, mover]``: a
+    finished game by the rules, the rest by ``opponent`` (given the unfinished ones with the
+    opponent on roll, it returns the opponent's probabilities), flipped to the mover."""
+    out = np.empty((len(after), 5), dtype)
+    results = game_results(after)
+    done = results > 0
+    if done.any():
+        out[done] = terminal_probs_batch(results[done])
+    live = ~done
+    if live.any():
+        out[live] = flip(opponent(np.ascontiguousarray(after[live][:, ::-1])))
+    return out
+
+
 class Bot:
     """Base class. Subclasses implement ``choose_move`` or ``choose_moves`` (or both), and
     ``evaluate`` where they give probabilities; their capabilities are the class attributes below
@@ -310,22 +325,17 @@ class Bot:
         positions the afterstates were all played from, one or one each) lets a net start from
         their first layer; others ignore it. Only for bots that :attr:`can_evaluate`."""
         after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
-        out = np.empty((len(after), 5), np.float64)
-        results = game_results(after)
-        done = results > 0
-        if done.any():
-            out[done] = terminal_probs_batch(results[done])
-        live = ~done
-        if live.any():
-            opp_on_roll = np.ascontiguousarray(after[live][:, ::-1])
+
+        def opponent(opp_on_roll: np.ndarray) -> np.ndarray:
             if ply is None or ply == self.ply:
                 probs = self.evaluate(opp_on_roll)
             elif ply in self.plies:
                 probs = self.evaluate(opp_on_roll, ply)
             else:
                 raise ValueError(f"{self.name} evaluates at {self.ply}-ply; not at ply={ply}")
-            out[live] = flip(np.asarray(probs, np.float64).reshape(-1, 5))
-        return out
+            return np.asarray(probs, np.float64).reshape(-1, 5)
+
+        return mover_probabilities(after, opponent, np.float64)
 
     def close(self) -> None:
         """Release resources (processes, sessions)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgnet.bots.base import Bot, accepts_position_ids
+from bgnet.bots.base import Bot, accepts_position_ids, mover_probabilities
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.search import SearchSettings, measure_score, money_score, rank_afterstates
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
@@ -28,9 +28,7 @@ from bgnet.engine.board import unique_boards
 from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
 from bgnet.engine.state import MatchContext
 from bgnet.errors import BadArgument
-from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity as money_equity  # noqa: F401  (re-exported)
-from bgnet.nn.probs import flip, terminal_probs_batch
 
 
 def __getattr__(name):
@@ -160,17 +158,9 @@ class NetBot(Bot):
         """Mover's probabilities for afterstates, looking ``depth`` plies further."""
         if depth == 0:
             return self.eval.afterstates(after)
-        probs = np.empty((len(after), 5), np.float32)
-        results = game_results(after)
-        done = results > 0
-        if done.any():
-            probs[done] = terminal_probs_batch(results[done])
-        live = ~done
-        if live.any():
-            # The opponent is on roll in swap(after): its expected probabilities, flipped to us.
-            swapped = np.ascontiguousarray(after[live][:, ::-1])
-            probs[live] = flip(self._expected_over_rolls(swapped, depth - 1))
-        return probs
+        # The opponent is on roll in swap(after): its expected probabilities, flipped to us.
+        return mover_probabilities(after, lambda swapped: self._expected_over_rolls(swapped, depth - 1),
+                                   np.float32)
 
     def _expected_over_rolls(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """For positions with the side on roll about to roll: probabilities averaged over the 21
