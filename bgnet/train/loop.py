@@ -463,6 +463,8 @@ class Trainer:
             if self.t_first is None:  # the rate counts the games after the first ones
                 self.t_first, self.games_first = time.perf_counter(), self.games
             self._postfix()
+            if self.games > self.bar.total:  # the last batch may finish a few games more:
+                self.bar.total = self.games  # tqdm would show '0%| N/?' past its total
             self.bar.update(len(results))
             if self.games - last_log >= T.log_every or self.games >= self.total:
                 self._log()
