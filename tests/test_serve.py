@@ -19,7 +19,7 @@ from bgnet.engine import board_from_position_id, position_id  # noqa: E402
 from bgnet.engine.board import start_position  # noqa: E402
 from bgnet.engine.movegen import generate  # noqa: E402
 from bgnet.engine.notation import IllegalMoveError, parse_move  # noqa: E402
-from bgnet.play.web import clickmove  # noqa: E402
+from bgnet.play import clickmove  # noqa: E402
 from bgnet.play.web.app import create_app  # noqa: E402
 from bgnet.play.web.loadtest import apply_play
 from bgnet.play.web.service import BotService, Busy, TooSlow  # noqa: E402

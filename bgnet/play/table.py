@@ -11,7 +11,7 @@ What the table does, and what it tells:
 * **The person's decisions** are methods: :meth:`Table.roll`, :meth:`~Table.double`,
   :meth:`~Table.take`, :meth:`~Table.drop`, :meth:`~Table.move` (a move in standard notation),
   :meth:`~Table.step` / :meth:`~Table.undo` / :meth:`~Table.confirm` (a move clicked one checker
-  hop at a time, each hop checked by :mod:`bgnet.play.web.clickmove`), :meth:`~Table.resign`.
+  hop at a time, each hop checked by :mod:`bgnet.play.clickmove`), :meth:`~Table.resign`.
   A decision the rules refuse raises :class:`Refusal`, whose message is the line to show; the
   game is unchanged.
 * **The bot's turns** follow each decision at once (:meth:`Table.play_on`): it answers doubles
@@ -51,8 +51,8 @@ from bgnet.bots.search import RankedMove
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError
 from bgnet.errors import BadArgument
+from bgnet.play import clickmove
 from bgnet.play.advisor import Advisor
-from bgnet.play.web import clickmove
 
 if TYPE_CHECKING:
     from bgnet.cube import CubeDecision

@@ -9,11 +9,9 @@ Layout of the package:
   probabilities into answers;
 * :mod:`.answers`: what the endpoints answer (ranked moves, evaluations, cube decisions, the
   bot's description), computed on the bot's thread;
-* :mod:`.clickmove`: building a move one checker at a time, as the page's clicks do;
 * :mod:`.games`: the games people play on the page, one per visitor, each a
   :class:`~bgnet.play.table.Table` whose events go to the page;
 * :mod:`.app`: the FastAPI application (:func:`create_app`);
-* :mod:`.cli`: the command (``bgnet serve``);
 * :mod:`.loadtest`: concurrent ``/move`` clients that check every answer (tests, benchmark).
 
 Every error a client causes is a 4xx answer ``{"message": "..."}`` that says what is wrong, as

@@ -7,7 +7,7 @@ a ``.mat`` file), the bot player 1.
 
 A person's move is either typed (``move``, judged by :func:`bgnet.engine.notation.parse_move`,
 so an illegal one is explained as in the terminal) or clicked one checker at a time (``step``,
-see :mod:`.clickmove`), shown before it is played, and then ``confirm``-ed or ``undo``-ne. The
+see :mod:`bgnet.play.clickmove`), shown before it is played, and then ``confirm``-ed or ``undo``-ne. The
 dice are rolled for the person when doubling is not allowed, and a turn without a legal move
 passes by itself, as in the terminal.
 
@@ -30,8 +30,8 @@ from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, RuleError
 from bgnet.engine.notation import format_move
 from bgnet.formats.match_id import match_id
 from bgnet.nn.probs import equity as money_equity
+from bgnet.play import clickmove
 from bgnet.play.table import BOT, HUMAN, Event, Refusal, Table
-from bgnet.play.web import clickmove
 from bgnet.play.web.positions import probs_dict
 from bgnet.play.web.schema import ERRORS, GameAction, GameState, NewGame, only
 from bgnet.play.web.service import ApiError
