@@ -187,8 +187,7 @@ def searcher_for(net: torch.nn.Module, device: str, bearoff: bool, move_filter: 
     from bgnet.bots.torch_eval import NetEvaluator
 
     ev = NetEvaluator(net, device)
-    if hasattr(ev, "bearoff"):
-        ev.bearoff = bool(bearoff)
+    ev.bearoff = bool(bearoff)
     if move_filter:
         from bgnet.train.move_filter import FilteredOnePly
 

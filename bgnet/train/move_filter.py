@@ -46,7 +46,7 @@ class MoveFilter:
     """
 
     def __init__(self, evaluator, keep: int):
-        if getattr(evaluator, "fast", None) is None:
+        if evaluator.fast is None:
             raise ValueError("train.move_filter needs the compiled forward pass (a CPU net with "
                              "sigmoid, tanh or relu hidden layers); set train.move_filter=0")
         if int(keep) < 1:

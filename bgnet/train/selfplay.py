@@ -146,11 +146,7 @@ class SelfPlayPool:
         self.ev = evaluator
         self.filter = MoveFilter(evaluator, move_filter) if move_filter else None
         self.bearoff = bool(bearoff)
-        if hasattr(evaluator, "bearoff"):
-            evaluator.bearoff = self.bearoff
-        elif self.bearoff:
-            raise ValueError("bearoff=True needs an evaluator with a bearoff switch "
-                             "(bgnet.bots.evaluator.Evaluator)")
+        evaluator.bearoff = self.bearoff  # the evaluator answers bear-offs as the pool asks
         self.bearoff_games = 0
         self.lam = float(lam)
         self.n = n
