@@ -17,7 +17,7 @@ from bgnet.engine.sampling import sample_positions
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.nn.encode import encode, encode_afterstates
 from bgnet.nn.fast import FastForward, FastLearner, learner_unsupported, supports
-from bgnet.nn.fast.kernels import _exp32, _sigmoid32, _tanh32
+from bgnet.nn.fast.kernels import exp32, sigmoid32, tanh32
 from bgnet.nn.model import SplitValueNet, ValueNet, probability_loss
 
 torch.set_num_threads(1)
@@ -66,11 +66,11 @@ def torch_probs(net, boards, afterstates):
 def _apply(fn_id, x, out):
     for i in range(x.shape[0]):
         if fn_id == 0:
-            out[i] = _exp32(x[i])
+            out[i] = exp32(x[i])
         elif fn_id == 1:
-            out[i] = _sigmoid32(x[i])
+            out[i] = sigmoid32(x[i])
         else:
-            out[i] = _tanh32(x[i])
+            out[i] = tanh32(x[i])
 
 
 def test_float32_exp_sigmoid_and_tanh_are_accurate():

@@ -154,3 +154,44 @@ def test_the_import_parser_sees_lazy_and_relative_imports(tmp_path):
         assert _imported(f) == [("bgnet.train.loop", 2), ("bgnet.train.loop", 3)]
     finally:
         ROOT = old
+
+
+def _private_reach_ins(module: str, source: str) -> list[str]:
+    """``module.name`` for each private name (one leading underscore) the code of ``module`` takes
+    from another bgnet module: imported by name, or read as an attribute of an imported module."""
+    tree = ast.parse(source)
+    modules, out = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("bgnet"):
+            for a in node.names:
+                if _is_private(a.name) and node.module != module:
+                    out.append(f"{node.module}.{a.name} (line {node.lineno})")
+                if _is_module(f"{node.module}.{a.name}"):
+                    modules[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names
+                            if a.asname and a.name.startswith("bgnet")})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr) and \
+                isinstance(node.value, ast.Name) and node.value.id in modules:
+            out.append(f"{modules[node.value.id]}.{node.attr} (line {node.lineno})")
+    return out
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_takes_another_modules_private_names():
+    found = {str(p.relative_to(ROOT.parent)): reach for p in sorted(ROOT.rglob("*.py"))
+             if (reach := _private_reach_ins(_module_name(p), p.read_text(encoding="utf-8")))}
+    assert not found, f"private names used across modules (make them public or keep them home): {found}"
+
+
+def test_the_reach_in_finder_sees_imports_and_attributes():
+    source = ("from bgnet.engine.board import _x, public\n"
+              "from bgnet.engine.movegen import _own\n"
+              "from bgnet.engine import movegen as mg\n"
+              "y = mg._hidden + mg.visible\n")
+    assert _private_reach_ins("bgnet.engine.movegen", source) == [
+        "bgnet.engine.board._x (line 1)", "bgnet.engine.movegen._hidden (line 4)"]

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.engine.board import check_die
-from bgnet.engine.movegen import _SMALL_TABLE, _generate_one
+from bgnet.engine.movegen import SMALL_TABLE, generate_one
 from bgnet.engine.notation import write_move
 from bgnet.engine.position_id import board_from_position_id, read_position_id, write_position_id
 
@@ -47,7 +47,7 @@ class _Workspace:
         # Rows: depth, die, key of each afterstate; the dedup table's keys, rows and stamps
         # (stamps start at -1: no entry); row 6 holds the stamp of the next position.
         self.ints = np.zeros((7, ROWS), np.int64)
-        self.ints[5, :_SMALL_TABLE] = -1
+        self.ints[5, :SMALL_TABLE] = -1
         self.board = np.empty((2, 25), np.int8)
         self.text = np.empty(ROWS * _TEXT_PER_MOVE, np.uint8)
         self.kernel_args = (self.board, self.boards, self.moves, self.ints, self.text)
@@ -72,9 +72,9 @@ def generate_kept(board, d1, d2, boards, moves, ints):
     -1 when the buffers are too small."""
     stamp = ints[6, 0]
     ints[6, 0] = stamp + 1
-    tables = (ints[3, :_SMALL_TABLE], ints[4, :_SMALL_TABLE], ints[5, :_SMALL_TABLE])
+    tables = (ints[3, :SMALL_TABLE], ints[4, :SMALL_TABLE], ints[5, :SMALL_TABLE])
     scratch = np.zeros((9, 25), np.int64)
-    return _generate_one(board, d1, d2, boards, moves, ints[0], ints[1], ints[2], 0, tables,
+    return generate_one(board, d1, d2, boards, moves, ints[0], ints[1], ints[2], 0, tables,
                          stamp, scratch)
 
 

@@ -16,9 +16,9 @@ NOTE = ("bgnet: compiling its engine for this machine, once (about a minute; lat
 
 def cache_is_cold() -> bool:
     """True when the move generator's kernel, which every verb runs, has no cached build here."""
-    from bgnet.engine.movegen import _generate_one
+    from bgnet.engine.movegen import generate_one
 
-    cache = getattr(_generate_one, "_cache", None)
+    cache = getattr(generate_one, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
     return bool(index) and not os.path.exists(str(index))
 

@@ -35,7 +35,7 @@ DIE_SALT = _rng.integers(0, 2**63 - 1, size=7, dtype=np.int64)
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
 
-_SMALL_TABLE = 1 << 12
+SMALL_TABLE = 1 << 12
 _LARGE_TABLE = 1 << 16
 
 
@@ -66,7 +66,7 @@ def _dest(me, opp, src, die, outside):
 
 
 @njit(cache=True)
-def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_key, out_n,
+def generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_key, out_n,
                   tables, stamp, scratch):
     """Append the distinct legal afterstates of one position to ``out_*``; return the new count.
 
@@ -172,7 +172,7 @@ def _generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_
                 if out_n < 0:
                     return -1
                 max_depth = depth
-                if out_n - first_n == _SMALL_TABLE // 2 and tkey.shape[0] == _SMALL_TABLE:
+                if out_n - first_n == SMALL_TABLE // 2 and tkey.shape[0] == SMALL_TABLE:
                     tkey, tidx, tstamp = _large_tables()
                     _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
             if not found and depth == 0:
@@ -324,14 +324,14 @@ def generate_batch(boards, dice):
     out_die = np.empty(cap, np.int64)
     out_key = np.empty(cap, np.int64)
     offsets = np.zeros(n + 1, np.int64)
-    tables = (np.zeros(_SMALL_TABLE, np.int64), np.zeros(_SMALL_TABLE, np.int64),
-              np.full(_SMALL_TABLE, -1, np.int64))
+    tables = (np.zeros(SMALL_TABLE, np.int64), np.zeros(SMALL_TABLE, np.int64),
+              np.full(SMALL_TABLE, -1, np.int64))
     scratch = np.zeros((9, 25), np.int64)
     m = 0
     i = 0
     stamp = 0
     while i < n:
-        got = _generate_one(boards[i], dice[i, 0], dice[i, 1], out_boards, out_moves, out_depth,
+        got = generate_one(boards[i], dice[i, 0], dice[i, 1], out_boards, out_moves, out_depth,
                             out_die, out_key, m, tables, stamp, scratch)
         stamp += 1  # a fresh stamp also for a retried position: its half-filled entries are stale
         if got < 0:

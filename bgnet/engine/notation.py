@@ -516,7 +516,7 @@ def _replay(board, dice, parts, fit) -> str | None:
     for i in order:
         part = parts[i]
         for (a, b), combo in zip(zip(part.points, part.points[1:]), per_part[i]):
-            reason = _replay_hop(me, opp, a, b, combo, int(board[1, a - 1]))
+            reason = replay_hop(me, opp, a, b, combo, int(board[1, a - 1]))
             if reason:
                 return reason
     return None
@@ -531,7 +531,7 @@ def _split_by_part(parts, fit):
         k += n
 
 
-def _replay_hop(me, opp, a: int, b: int, combo: tuple[int, ...], had: int) -> str | None:
+def replay_hop(me, opp, a: int, b: int, combo: tuple[int, ...], had: int) -> str | None:
     """Move one checker from a to b with the dice in ``combo``, checking each die's step.
 
     ``had`` is how many checkers stood on ``a`` before the move (for the message).
@@ -553,10 +553,10 @@ def _replay_hop(me, opp, a: int, b: int, combo: tuple[int, ...], had: int) -> st
             if b == OFF_POINT and nxt == OFF_POINT and not last:
                 reason = f"the checker from {_point_name(a)} is off before all its dice are used"
             else:
-                reason = _step_reason(trial_me, trial_opp, pos, nxt, die)
+                reason = step_reason(trial_me, trial_opp, pos, nxt, die)
             if reason:
                 break
-            _apply(trial_me, trial_opp, pos, nxt)
+            move_checker(trial_me, trial_opp, pos, nxt)
             pos = nxt
         if reason is None:
             me[:], opp[:] = trial_me, trial_opp
@@ -566,7 +566,7 @@ def _replay_hop(me, opp, a: int, b: int, combo: tuple[int, ...], had: int) -> st
     return " and ".join(r for r, k in failures.items() if k == furthest)
 
 
-def _step_reason(me, opp, a: int, b: int, die: int) -> str | None:
+def step_reason(me, opp, a: int, b: int, die: int) -> str | None:
     """Why one die's step from a to b is not allowed now, or None."""
     if a != BAR_POINT and me[24] > 0:
         return f"you must enter your checker{'s' if me[24] > 1 else ''} from the bar first"
@@ -584,7 +584,7 @@ def _step_reason(me, opp, a: int, b: int, die: int) -> str | None:
     return None
 
 
-def _apply(me, opp, a: int, b: int) -> None:
+def move_checker(me, opp, a: int, b: int) -> None:
     me[a - 1] -= 1
     if b != OFF_POINT:
         me[b - 1] += 1

@@ -186,9 +186,9 @@ def bot_decisions(bot: Bot, bench: CubeBenchmark, ply: int | None = None,
     takes: both as ``bgnet eval`` decides them (:mod:`bgnet.measure.cube_play`: the bot's
     probabilities at ``ply``, None for its own depth, and its cube settings). A bot that cannot
     value positions never doubles and takes every double, as there."""
-    from bgnet.measure.cube_play import _Player
+    from bgnet.measure.cube_play import CubePlayer
 
-    player = _Player(bot, cube_ply=ply)
+    player = CubePlayer(bot, cube_ply=ply)
     double = np.zeros(len(bench), bool)
     take = np.ones(len(bench), bool)
     if not player.cubes:

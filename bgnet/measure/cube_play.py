@@ -66,7 +66,7 @@ def can_evaluate(bot: Bot) -> bool:
     return bot.can_evaluate
 
 
-class _Player:
+class CubePlayer:
     """A bot with what its cube decisions need, loaded once."""
 
     def __init__(self, bot: Bot, met=None, efficiency=None, cube_ply: int | None = None):
@@ -163,7 +163,7 @@ def _cube_step(slots, players, cube: bool) -> None:
         _answer(offered, taker)
 
 
-def _answer(offered, taker: _Player) -> None:
+def _answer(offered, taker: CubePlayer) -> None:
     """The taker's answers, from his own evaluation of the doubled position (see the module
     docstring); a bot that cannot evaluate takes."""
     if not offered:
@@ -263,7 +263,7 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     their cubeless choice instead, for comparison.
     """
     length, matches = _positive(length, "the match length"), _positive(matches, "matches")
-    players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
+    players = (CubePlayer(bot_a, met, efficiency), CubePlayer(bot_b, met, efficiency))
     names = mat_names(players[0].name, players[1].name)
     rows: list[list[tuple]] = [[] for _ in range(matches)]  # per match: the order does not depend on batching
     winners = np.full(matches, -1, np.int64)
@@ -316,7 +316,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
                          f"even; got {games}")
     if jacoby and not cube:
         raise ValueError("the Jacoby rule needs the cube: without it gammons would never count")
-    players = (_Player(bot_a, met, efficiency), _Player(bot_b, met, efficiency))
+    players = (CubePlayer(bot_a, met, efficiency), CubePlayer(bot_b, met, efficiency))
     dice = DiceSequences(games // 2 if duplicate else games, seed)
     rows = np.zeros((games, len(COLUMNS)), np.int64)
     kept: list[GameRecord | None] | None = [None] * games if keep_records else None

@@ -177,13 +177,13 @@ def _encode_batch(boards, kind, roll_row, out):
         me = boards[k, roll_row]
         opp = boards[k, opp_row]
         out[k, RACE_UNIT] = 1.0 if _race(me, opp) else 0.0
-        out[k, CAN_BEAR_OFF_UNIT] = 1.0 if _outside(me) == 0 else 0.0
+        out[k, CAN_BEAR_OFF_UNIT] = 1.0 if outside_checkers(me) == 0 else 0.0
         if kind >= 1:
-            _extra_features(me, opp, out, k)
+            extra_features(me, opp, out, k)
 
 
 @njit(cache=True, inline="always")
-def _extra_features(me, opp, out, k):
+def extra_features(me, opp, out, k):
     """Every extra feature of the view where ``me`` is on roll into ``out[k, EXTRA_START:]``: both
     sides' (:func:`_extra_side`) and the pip lead, then, where ``out`` has room for them (the
     ``"contact"`` encoding), both sides' contact features (:func:`_contact_side`)."""
@@ -212,7 +212,7 @@ def _tesauro_side(boards, k, r, out, base):
 
 
 @njit(cache=True, inline="always")
-def _outside(side):
+def outside_checkers(side):
     n = 0
     for i in range(6, 25):
         n += side[i]

@@ -47,7 +47,7 @@ from bgnet.nn.layout import VERSION as LAYOUT_VERSION
 from bgnet.nn.probs import (  # noqa: F401
     NUM_OUTPUTS,
     OUTPUTS,
-    _check_last,
+    check_last_axis,
     equity,
     flip,
     probs_from_logits,

@@ -25,7 +25,7 @@ OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammo
 NUM_OUTPUTS = 5
 
 
-def _check_last(probs) -> None:
+def check_last_axis(probs) -> None:
     if tuple(probs.shape[-1:]) != (NUM_OUTPUTS,):
         raise ValueError(f"probabilities need a last axis of 5 (win, wg, wbg, lg, lbg); got shape {tuple(probs.shape)}")
 
@@ -37,7 +37,7 @@ def equity(probs):
     >>> float(equity(np.array([1.0, 1.0, 0.0, 0.0, 0.0])))
     2.0
     """
-    _check_last(probs)
+    check_last_axis(probs)
     return 2.0 * probs[..., 0] - 1.0 + probs[..., 1] - probs[..., 3] + probs[..., 2] - probs[..., 4]
 
 
@@ -48,7 +48,7 @@ def flip(probs):
     >>> flip(np.array([[1.0, 0.5, 0.0, 0.0, 0.0]], np.float32)).tolist()
     [[0.0, 0.0, 0.0, 0.5, 0.0]]
     """
-    _check_last(probs)
+    check_last_axis(probs)
     parts = [1.0 - probs[..., 0], probs[..., 3], probs[..., 4], probs[..., 1], probs[..., 2]]
     if _is_tensor(probs):
         import torch  # already loaded: the argument is a tensor
@@ -68,7 +68,7 @@ def probs_from_logits(z):
     >>> probs_from_logits(np.zeros(5)).tolist()
     [0.5, 0.25, 0.125, 0.25, 0.125]
     """
-    _check_last(z)
+    check_last_axis(z)
     if _is_tensor(z):
         import torch  # already loaded: the argument is a tensor
 

@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from bgnet.engine.notation import IllegalMoveError, _apply, _replay_hop, _step_reason
+from bgnet.engine.notation import IllegalMoveError, move_checker, replay_hop, step_reason
 
 BAR, OFF = 25, 0
 
@@ -30,14 +30,14 @@ def _target(pos: int, die: int) -> int:
 
 
 def _step_ok(me, opp, pos: int, die: int) -> bool:
-    return me[pos - 1] > 0 and _step_reason(me, opp, pos, _target(pos, die), die) is None
+    return me[pos - 1] > 0 and step_reason(me, opp, pos, _target(pos, die), die) is None
 
 
 def replay(board: np.ndarray, steps) -> tuple[np.ndarray, np.ndarray]:
     """(mover, opponent) int64 sides after the single-die ``steps`` [(from, to, die), ...]."""
     me, opp = board[1].astype(np.int64).copy(), board[0].astype(np.int64).copy()
     for a, b, _ in steps:
-        _apply(me, opp, a, b)
+        move_checker(me, opp, a, b)
     return me, opp
 
 
@@ -66,7 +66,7 @@ def completable(me, opp, dice: list[int], goals: set[bytes], _seen=None) -> bool
         for pos in range(25, 0, -1):
             if _step_ok(me, opp, pos, die):
                 m2, o2 = me.copy(), opp.copy()
-                _apply(m2, o2, pos, _target(pos, die))
+                move_checker(m2, o2, pos, _target(pos, die))
                 if completable(m2, o2, rest, goals, seen):
                     return True
     return False
@@ -112,7 +112,7 @@ def add_hop(board: np.ndarray, d1: int, d2: int, steps: list, a: int, b: int,
 def replay_on(me, opp, path):
     m2, o2 = me.copy(), opp.copy()
     for x, y, _ in path:
-        _apply(m2, o2, x, y)
+        move_checker(m2, o2, x, y)
     return m2, o2
 
 
@@ -124,9 +124,9 @@ def _path(me, opp, a: int, b: int, combo) -> list | None:
         nxt = _target(pos, die)
         if nxt == OFF and k < len(combo) - 1:
             return None  # off before its dice are used
-        if m[pos - 1] <= 0 or _step_reason(m, o, pos, nxt, die) is not None:
+        if m[pos - 1] <= 0 or step_reason(m, o, pos, nxt, die) is not None:
             return None
-        _apply(m, o, pos, nxt)
+        move_checker(m, o, pos, nxt)
         path.append((pos, nxt, die))
         pos = nxt
     return path if pos == b else None
@@ -154,7 +154,7 @@ def _why_not(me, opp, a, b, rest, had, d1, d2) -> str:
         return f"the dice {roll} cannot move a checker {need} pips"
     reasons = []
     for combo in combos:
-        reason = _replay_hop(me.copy(), opp.copy(), a, b, combo, had)
+        reason = replay_hop(me.copy(), opp.copy(), a, b, combo, had)
         if reason and reason not in reasons:
             reasons.append(reason)
     return reasons[0] if reasons else f"that is not a legal move with {roll}"

@@ -39,20 +39,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from bgnet.engine.board import race_of_sides
 from bgnet.nn.encode import (
     CAN_BEAR_OFF_UNIT,
     ENCODINGS,
     EXTRA_START,
     RACE_UNIT,
     TESAURO_SIDE,
-    _extra_features,
-    _outside,
-    _race,
     encode,
     encode_afterstates,
+    extra_features,
+    outside_checkers,
     race_mask,
 )
-from bgnet.nn.fast.kernels import _SUM_FLAGS, ACT, _activate_rows, _dense_layers, _probs_rows, activation_codes
+from bgnet.nn.fast.kernels import ACT, SUM_FLAGS, activate_rows, activation_codes, dense_stack, probs_rows
 from bgnet.nn.layout import check_layout, check_weights, weight_names
 
 _BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
@@ -161,13 +161,13 @@ def _first_bad_board(boards):
     return -1
 
 
-@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, inline="always", fastmath=SUM_FLAGS, error_model="numpy")
 def _add_row(a, r, t):
     for j in range(t.shape[0]):
         a[r, j] += t[j]
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, a, feats):
     """Pre-activations of the first hidden layer for boards ``lo:lo + m`` into ``a[:m]``.
     Returns the index of the first board with a count outside 0..15 or a side of more than 15
@@ -205,12 +205,12 @@ def _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, a, 
                 _add_row(a, r, toff[s, off])
         me = boards[k, roll_row]
         opp = boards[k, opp_row]
-        if _race(me, opp):
+        if race_of_sides(me, opp):
             _add_row(a, r, flags[0])
-        if _outside(me) == 0:
+        if outside_checkers(me) == 0:
             _add_row(a, r, flags[1])
         if n_extra > 0:
-            _extra_features(me, opp, feats, 0)
+            extra_features(me, opp, feats, 0)
             for e in range(n_extra):
                 v = feats[0, EXTRA_START + e]
                 if v != 0.0:
@@ -229,8 +229,8 @@ def _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b
     cur = np.empty((_BLOCK, b1.shape[0]), np.float32)
     feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     bad = _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, cur, feats)
-    _activate_rows(cur, m, acts[0])
-    _probs_rows(_dense_layers(cur, m, acts[1:], ws, bs), m, out, lo)
+    activate_rows(cur, m, acts[0])
+    probs_rows(dense_stack(cur, m, acts[1:], ws, bs), m, out, lo)
     return bad
 
 
@@ -248,7 +248,7 @@ def _forward_serial(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, w
     return -1
 
 
-@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, inline="always", fastmath=SUM_FLAGS, error_model="numpy")
 def _sub_row(a, r, t):
     for j in range(t.shape[0]):
         a[r, j] -= t[j]
@@ -267,11 +267,11 @@ def _parent_state(parent, roll_row, state):
         state[1 + 2 * s] = parent[row, 24]
         state[2 + 2 * s] = 15 - total - parent[row, 24]
     me = parent[roll_row]
-    state[5] = _race(me, parent[1 - roll_row])
-    state[6] = _outside(me) == 0
+    state[5] = race_of_sides(me, parent[1 - roll_row])
+    state[6] = outside_checkers(me) == 0
 
 
-@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, inline="always", fastmath=SUM_FLAGS, error_model="numpy")
 def _swap_row(a, r, table, new, old):
     """Row ``r`` of ``a`` with ``table[old]`` taken out and ``table[new]`` put in (index 0 of a
     count table is no row at all); nothing when the count did not change."""
@@ -283,7 +283,7 @@ def _swap_row(a, r, table, new, old):
         _sub_row(a, r, table[old])
 
 
-@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, inline="always", fastmath=SUM_FLAGS, error_model="numpy")
 def _flip_flag(a, r, row, now, before):
     if now and not before:
         _add_row(a, r, row)
@@ -291,7 +291,7 @@ def _flip_flag(a, r, row, now, before):
         _sub_row(a, r, row)
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt, tbar, toff,
                           flags, extra, b1, a, state, base, pfeat, feats):
     """:func:`_first_layer` for boards that are children of ``parents[parent_of[k]]`` (the
@@ -339,10 +339,10 @@ def _children_first_layer(parents, parent_of, boards, rows, lo, m, roll_row, tpt
             _swap_row(a, r, toff[s], off, state[2 + 2 * s])
         me = boards[k, roll_row]
         opp = boards[k, 1 - roll_row]
-        _flip_flag(a, r, flags[0], _race(me, opp), state[5])
-        _flip_flag(a, r, flags[1], _outside(me) == 0, state[6])
+        _flip_flag(a, r, flags[0], race_of_sides(me, opp), state[5])
+        _flip_flag(a, r, flags[1], outside_checkers(me) == 0, state[6])
         if n_extra > 0:
-            _extra_features(me, opp, feats, 0)
+            extra_features(me, opp, feats, 0)
             for e in range(n_extra):
                 d = feats[0, EXTRA_START + e] - pfeat[0, EXTRA_START + e]
                 if d != 0.0:
@@ -379,8 +379,8 @@ def forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar
                                     toff, flags, extra, b1, cur, state, base, pfeat, feats)
         if bad >= 0:
             return bad
-        _activate_rows(cur, m, acts[0])
-        _probs_rows(_dense_layers(cur, m, acts[1:], ws, bs), m, block_out, 0)
+        activate_rows(cur, m, acts[0])
+        probs_rows(dense_stack(cur, m, acts[1:], ws, bs), m, block_out, 0)
         for r in range(m):
             for j in range(5):
                 out[rows[lo + r], j] = block_out[r, j]
@@ -403,11 +403,11 @@ def _hidden_children(parents, parent_of, boards, rows, roll_row, act, tpt, tbar,
                                     toff, flags, extra, b1, cur, state, base, pfeat, feats)
         if bad >= 0:
             return bad
-        _activate_rows(cur, m, act)
+        activate_rows(cur, m, act)
     return -1
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _top_of_segment(score, lo, hi, keep, picked):
     """Marks in ``picked[lo:hi]`` the ``keep`` highest scores of ``score[lo:hi]`` (ties to the
     earlier row), all of them when there are no more."""
@@ -451,7 +451,7 @@ def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_r
                                     toff, flags, extra, b1, cur, state, base, pfeat, feats)
         if bad >= 0:
             return bad
-        _activate_rows(cur, m, acts[0])
+        activate_rows(cur, m, acts[0])
         for r in range(m):
             t = np.float32(0.0)
             for j in range(h):
@@ -467,7 +467,7 @@ def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_r
                 which[nk] = rows[lo + r]
                 nk += 1
         probs = np.empty((nk, 5), np.float32)
-        _probs_rows(_dense_layers(chosen[:nk], nk, acts[1:], ws, bs), nk, probs, 0)
+        probs_rows(dense_stack(chosen[:nk], nk, acts[1:], ws, bs), nk, probs, 0)
         for t in range(nk):
             out[which[t]] = probs[t]
             kept[which[t]] = True
@@ -494,7 +494,7 @@ def _forward_dense(x, acts, ws, bs, out):
     """Probabilities of encoded rows ``x`` through every layer (for a few rows, where building
     the first-layer tables would cost more than the dense product)."""
     n = x.shape[0]
-    _probs_rows(_dense_layers(x, n, acts, ws, bs), n, out, 0)
+    probs_rows(dense_stack(x, n, acts, ws, bs), n, out, 0)
 
 class FastForward:
     """Evaluate a net on boards with compiled code (CPU only): ``FastForward(torch_net)`` or

@@ -2,7 +2,7 @@
 ``exp`` (built from an LLVM bitcast), the activations and the dense-layer loops.
 
 Sigmoid. LLVM vectorizes no call to ``exp`` here (numba has no SVML on this build), and a scalar
-``exp`` per hidden unit was the largest cost of the forward pass. :func:`_exp32` is a float32
+``exp`` per hidden unit was the largest cost of the forward pass. :func:`exp32` is a float32
 ``exp`` by range reduction and a degree-6 polynomial (Cephes' ``expf``), with the power of two
 built from its bit pattern; it vectorizes, and its relative error is below 3e-7 (below 1e-6 for
 the sigmoid built on it).
@@ -31,13 +31,13 @@ def activation_codes(subnet: dict) -> np.ndarray:
     """The :data:`ACT` codes of a declared sub-net's hidden layers, the first layer's first (each
     layer has its own: a deepened net mixes them)."""
     return np.array([ACT[layer["activation"]] for layer in subnet["layers"][:-1]], np.int64)
-_SUM_FLAGS = {"reassoc", "nsz", "contract"}
-_EXACT_FLAGS = {"contract"}
+SUM_FLAGS = {"reassoc", "nsz", "contract"}
+EXACT_FLAGS = {"contract"}
 
 
-_F0 = np.float32(0.0)
-_F1 = np.float32(1.0)
-_F2 = np.float32(2.0)
+F0 = np.float32(0.0)
+F1 = np.float32(1.0)
+F2 = np.float32(2.0)
 _HALF = np.float32(0.5)
 _LOG2E = np.float32(1.44269504088896341)
 _LN2_HI = np.float32(0.693359375)  # ln 2 = _LN2_HI + _LN2_LO, the first part exact in float32
@@ -66,56 +66,56 @@ def _f32_from_bits(typingctx, bits):
     return types.float32(bits), codegen
 
 
-@njit(cache=True, inline="always", fastmath=_EXACT_FLAGS, error_model="numpy")
-def _exp32(x):
+@njit(cache=True, inline="always", fastmath=EXACT_FLAGS, error_model="numpy")
+def exp32(x):
     """exp(x) for float32 x, relative error < 3e-7; arguments are clamped to [-87, 88]."""
     x = min(max(x, _EXP_LO), _EXP_HI)
     n = np.floor(x * _LOG2E + _HALF)
     r = x - n * _LN2_HI
     r = r - n * _LN2_LO
     p = ((((_P0 * r + _P1) * r + _P2) * r + _P3) * r + _P4) * r + _P5
-    p = p * (r * r) + r + _F1
+    p = p * (r * r) + r + F1
     return p * _f32_from_bits((np.int32(n) + 127) << 23)
 
 
-@njit(cache=True, inline="always", fastmath=_EXACT_FLAGS, error_model="numpy")
-def _sigmoid32(x):
-    return _F1 / (_F1 + _exp32(-x))
+@njit(cache=True, inline="always", fastmath=EXACT_FLAGS, error_model="numpy")
+def sigmoid32(x):
+    return F1 / (F1 + exp32(-x))
 
 
-@njit(cache=True, inline="always", fastmath=_EXACT_FLAGS, error_model="numpy")
-def _tanh32(x):
+@njit(cache=True, inline="always", fastmath=EXACT_FLAGS, error_model="numpy")
+def tanh32(x):
     # 1 - 2 / (1 + e^2x): absolute error ~2e-7 near 0, where tanh itself is small.
-    return _F1 - _F2 / (_F1 + _exp32(_F2 * x))
+    return F1 - F2 / (F1 + exp32(F2 * x))
 
 
-@njit(cache=True, fastmath=_EXACT_FLAGS, error_model="numpy")
-def _activate_rows(a, m, act):
+@njit(cache=True, fastmath=EXACT_FLAGS, error_model="numpy")
+def activate_rows(a, m, act):
     """Apply the activation (0 sigmoid, 1 tanh, 2 relu) to rows ``a[:m]`` in place."""
     w = a.shape[1]
     for r in range(m):
         if act == 0:
             for j in range(w):
-                a[r, j] = _sigmoid32(a[r, j])
+                a[r, j] = sigmoid32(a[r, j])
         elif act == 1:
             for j in range(w):
-                a[r, j] = _tanh32(a[r, j])
+                a[r, j] = tanh32(a[r, j])
         else:
             for j in range(w):
-                a[r, j] = max(a[r, j], _F0)
+                a[r, j] = max(a[r, j], F0)
 
 
-@njit(cache=True, fastmath=_EXACT_FLAGS, error_model="numpy")
-def _probs_rows(z, m, out, lo):
+@njit(cache=True, fastmath=EXACT_FLAGS, error_model="numpy")
+def probs_rows(z, m, out, lo):
     """Five conditional logits ``z[:m]`` (a C-contiguous [B, 5] block) -> consistent
     probabilities ``out[lo:lo + m]``."""
     flat = z.reshape(z.size)  # one contiguous run of 5 m logits: the sigmoid vectorizes
     for j in range(5 * m):
-        flat[j] = _sigmoid32(flat[j])
+        flat[j] = sigmoid32(flat[j])
     for r in range(m):
         s0 = z[r, 0]
         wg = s0 * z[r, 1]
-        lg = (_F1 - s0) * z[r, 3]
+        lg = (F1 - s0) * z[r, 3]
         out[lo + r, 0] = s0
         out[lo + r, 1] = wg
         out[lo + r, 2] = wg * z[r, 2]
@@ -123,14 +123,14 @@ def _probs_rows(z, m, out, lo):
         out[lo + r, 4] = lg * z[r, 4]
 
 
-@njit(cache=True, inline="always", fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, inline="always", fastmath=SUM_FLAGS, error_model="numpy")
 def _dense_four(inp, r, w, b, out):
-    """Rows ``r:r + 4`` of :func:`_dense_rows`, two outputs at a time: each pass over the inputs
+    """Rows ``r:r + 4`` of :func:`dense_rows`, two outputs at a time: each pass over the inputs
     loads a weight once for four rows and an input once for two outputs."""
     n_out, n_in = w.shape
     o = 0
     while o + 2 <= n_out:
-        s0 = s1 = s2 = s3 = t0 = t1 = t2 = t3 = _F0
+        s0 = s1 = s2 = s3 = t0 = t1 = t2 = t3 = F0
         for i in range(n_in):
             u = w[o, i]
             v = w[o + 1, i]
@@ -157,14 +157,14 @@ def _dense_four(inp, r, w, b, out):
         o += 2
     if o < n_out:  # an odd output count: the last output, one dot product per row
         for k in range(r, r + 4):
-            s = _F0
+            s = F0
             for i in range(n_in):
                 s += inp[k, i] * w[o, i]
             out[k, o] = s + b[o]
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
-def _dense_rows(inp, m, w, b, out):
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
+def dense_rows(inp, m, w, b, out):
     """``out[:m] = inp[:m] @ w.T + b`` with ``w`` in torch's [out, in] layout.
 
     Tiled four rows by two outputs (:func:`_dense_four`): eight dot products in vector lanes at
@@ -186,14 +186,14 @@ def _dense_rows(inp, m, w, b, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _dense_layers(cur, m, acts, ws, bs):
+def dense_stack(cur, m, acts, ws, bs):
     """The first ``m`` rows of ``cur`` through the dense layers ``ws``/``bs``: after each but the
     last, its activation ``acts[i]`` (codes of :data:`ACT`); the last one's output (the five
     logits) is returned."""
     for li in range(len(ws)):
         nxt = np.empty((cur.shape[0], ws[li].shape[0]), np.float32)
-        _dense_rows(cur, m, ws[li], bs[li], nxt)
+        dense_rows(cur, m, ws[li], bs[li], nxt)
         if li < len(ws) - 1:
-            _activate_rows(nxt, m, acts[li])
+            activate_rows(nxt, m, acts[li])
         cur = nxt
     return cur

@@ -30,15 +30,15 @@ from numba import njit
 from bgnet.nn.encode import encode, race_mask
 from bgnet.nn.fast.forward import supports
 from bgnet.nn.fast.kernels import (
-    _EXACT_FLAGS,
-    _F0,
-    _F1,
-    _F2,
-    _SUM_FLAGS,
-    _activate_rows,
-    _dense_rows,
-    _sigmoid32,
+    EXACT_FLAGS,
+    F0,
+    F1,
+    F2,
+    SUM_FLAGS,
+    activate_rows,
     activation_codes,
+    dense_rows,
+    sigmoid32,
 )
 
 if TYPE_CHECKING:  # bgnet.nn.model imports this package: only the type checker reads it here
@@ -63,21 +63,21 @@ def _subnet_parameters(net) -> list[tuple[np.ndarray, list[torch.Tensor]]]:
 
 
 
-@njit(cache=True, fastmath=_EXACT_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=EXACT_FLAGS, error_model="numpy")
 def _mse_head(z, t, n_total, dz):
     """Loss ``((p - t)^2).sum(-1).sum() / n_total`` of the probabilities built from the logits
     ``z`` [B, 5] (the mean when ``n_total`` is B; a SplitValueNet's sub-net sees part of a
     minibatch of ``n_total`` rows); writes its gradient with respect to the logits into ``dz``."""
     n = z.shape[0]
-    scale = _F2 / np.float32(n_total)
+    scale = F2 / np.float32(n_total)
     total = 0.0
     for r in range(n):
-        s0 = _sigmoid32(z[r, 0])
-        s1 = _sigmoid32(z[r, 1])
-        s2 = _sigmoid32(z[r, 2])
-        s3 = _sigmoid32(z[r, 3])
-        s4 = _sigmoid32(z[r, 4])
-        lose = _F1 - s0
+        s0 = sigmoid32(z[r, 0])
+        s1 = sigmoid32(z[r, 1])
+        s2 = sigmoid32(z[r, 2])
+        s3 = sigmoid32(z[r, 3])
+        s4 = sigmoid32(z[r, 4])
+        lose = F1 - s0
         wg = s0 * s1
         lg = lose * s3
         e0 = s0 - t[r, 0]
@@ -93,15 +93,15 @@ def _mse_head(z, t, n_total, dz):
         d2 = g2 * wg
         d3 = (g3 + g4 * s4) * lose
         d4 = g4 * lg
-        dz[r, 0] = d0 * s0 * (_F1 - s0)
-        dz[r, 1] = d1 * s1 * (_F1 - s1)
-        dz[r, 2] = d2 * s2 * (_F1 - s2)
-        dz[r, 3] = d3 * s3 * (_F1 - s3)
-        dz[r, 4] = d4 * s4 * (_F1 - s4)
+        dz[r, 0] = d0 * s0 * (F1 - s0)
+        dz[r, 1] = d1 * s1 * (F1 - s1)
+        dz[r, 2] = d2 * s2 * (F1 - s2)
+        dz[r, 3] = d3 * s3 * (F1 - s3)
+        dz[r, 4] = d4 * s4 * (F1 - s4)
     return total / n_total
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _layer_grads(inp, dz, gw, gb):
     """Gradients of a dense layer's weights [out, in] and bias from its input rows and the
     gradient ``dz`` of its outputs (overwritten, not accumulated). ``gw = dz.T @ inp``, run as a
@@ -109,15 +109,15 @@ def _layer_grads(inp, dz, gw, gb):
     (one multiply-add per weight and row at a time loaded and stored ``gw`` at each step)."""
     n_out = gw.shape[0]
     for o in range(n_out):
-        gb[o] = _F0
+        gb[o] = F0
     for r in range(inp.shape[0]):
         for o in range(n_out):
             gb[o] += dz[r, o]
-    _dense_rows(np.ascontiguousarray(dz.T), n_out, np.ascontiguousarray(inp.T),
+    dense_rows(np.ascontiguousarray(dz.T), n_out, np.ascontiguousarray(inp.T),
                 np.zeros(gw.shape[1], np.float32), gw)
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _input_grads(dz, w, h, act):
     """Gradient of the pre-activations of the layer below, whose outputs are ``h``, from the
     gradient ``dz`` of this layer's outputs and its weights ``w`` [out, in]: ``dz @ w`` (a dense
@@ -125,20 +125,20 @@ def _input_grads(dz, w, h, act):
     the activation."""
     n, n_in = h.shape
     dh = np.empty((n, n_in), np.float32)
-    _dense_rows(dz, n, np.ascontiguousarray(w.T), np.zeros(n_in, np.float32), dh)
+    dense_rows(dz, n, np.ascontiguousarray(w.T), np.zeros(n_in, np.float32), dh)
     for r in range(n):
         for i in range(n_in):
             v = h[r, i]
             if act == 0:
-                dh[r, i] *= v * (_F1 - v)
+                dh[r, i] *= v * (F1 - v)
             elif act == 1:
-                dh[r, i] *= _F1 - v * v
-            elif v <= _F0:
-                dh[r, i] = _F0
+                dh[r, i] *= F1 - v * v
+            elif v <= F0:
+                dh[r, i] = F0
     return dh
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _sparse_dense_rows(x, w, b, z):
     """``z = x @ w.T + b`` for input rows that are mostly zeros (encoded positions): each nonzero
     input adds its weight column, contiguous in a transposed copy of ``w``."""
@@ -154,7 +154,7 @@ def _sparse_dense_rows(x, w, b, z):
                     z[r, o] += v * wt[i, o]
 
 
-@njit(cache=True, fastmath=_SUM_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=SUM_FLAGS, error_model="numpy")
 def _sparse_layer_grads(x, dz, gw, gb):
     """:func:`_layer_grads` for mostly-zero input rows: accumulates the transposed gradient one
     nonzero input at a time, then transposes it into ``gw``."""
@@ -190,9 +190,9 @@ def _mse_grads(x, t, n_total, acts, ws, bs, gws, gbs):
         if li == 0 and sparse:
             _sparse_dense_rows(x, ws[0], bs[0], z)
         else:
-            _dense_rows(outs[li], n, ws[li], bs[li], z)
+            dense_rows(outs[li], n, ws[li], bs[li], z)
         if li < len(ws) - 1:
-            _activate_rows(z, n, acts[li])
+            activate_rows(z, n, acts[li])
         outs.append(z)
     dz = np.empty((n, 5), np.float32)
     loss = _mse_head(outs[len(ws)], t, n_total, dz)
@@ -207,7 +207,7 @@ def _mse_grads(x, t, n_total, acts, ws, bs, gws, gbs):
     return loss
 
 
-@njit(cache=True, fastmath=_EXACT_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=EXACT_FLAGS, error_model="numpy")
 def _adam_step(ps, gs, ms, vs, steps, group_of, hyper):
     """torch.optim.Adam's step (no amsgrad) on flat views, in float32 where torch computes in
     float32 and in float64 where it computes with Python floats. ``steps[k]`` is a one-element
@@ -234,7 +234,7 @@ def _adam_step(ps, gs, ms, vs, steps, group_of, hyper):
             p[j] = p[j] + neg_step * (m[j] / (np.sqrt(v[j]) / bc2 + eps))
 
 
-@njit(cache=True, fastmath=_EXACT_FLAGS, error_model="numpy")
+@njit(cache=True, fastmath=EXACT_FLAGS, error_model="numpy")
 def _sgd_step(ps, gs, bufs, hyper):
     """torch.optim.SGD's step on flat views. ``hyper[k]`` = (lr, weight decay, momentum,
     dampening, nesterov, gradient sign, 1 when the momentum buffer is new)."""
