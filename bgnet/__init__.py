@@ -5,7 +5,7 @@ Playing an exported bot (onnxruntime and numpy only; no torch)::
     import bgnet
     bot = bgnet.load_bot("bot.onnx", ply=1)      # or a checkpoint (.pt), "bgnet-deep", or nothing
     bot.best_move("4HPwATDgc/ABMA", 3, 1)        # e.g. ('8/5 6/5', 'sGfwATDgc/ABMA')
-    bot.evaluate("4HPwATDgc/ABMA").equity        # cubeless equity of the player on roll
+    bot.evaluate_position("4HPwATDgc/ABMA").equity   # cubeless equity of the player on roll
     bot.cube_decision("4HPwATDgc/ABMA", "MAEAAAAAAAAE").action   # e.g. 'no_double'
 
 Position IDs are GNU Backgammon's, with the player on roll to move; a next Position ID (from

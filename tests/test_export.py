@@ -364,7 +364,7 @@ def test_exported_bot_plays_without_torch(exported):
         import bgnet
         bot = bgnet.load_bot(sys.argv[1], ply=1)
         move = bot.best_move(sys.argv[2], 3, 1)
-        ev = bot.evaluate(sys.argv[2]).as_dict()
+        ev = bot.evaluate_position(sys.argv[2]).as_dict()
         cube = bot.cube_decision(sys.argv[2], sys.argv[3]).action
         print(json.dumps({"move": move, "equity": ev["equity"], "cube": cube,
                           "torch": "torch" in sys.modules, "compiled": bot.eval.fast is not None}))
@@ -378,7 +378,7 @@ def test_exported_bot_plays_without_torch(exported):
     assert got["compiled"] is True  # the compiled pass needs no torch either
     assert tuple(got["move"]) in legal_moves(OPENING, 3, 1)
     here = bgnet.load_bot(path, ply=1)
-    assert got["equity"] == pytest.approx(here.evaluate(OPENING).equity, abs=1e-6)
+    assert got["equity"] == pytest.approx(here.evaluate_position(OPENING).equity, abs=1e-6)
     assert got["cube"] == here.cube_decision(OPENING, MONEY).action
 
 
@@ -413,7 +413,7 @@ def test_no_legal_move_passes_the_turn(bot):
 
 
 def test_evaluate_position_id(bot, exported):
-    e = bot.evaluate(OPENING)
+    e = bot.evaluate_position(OPENING)
     assert isinstance(e, Evaluation) and e.ply == 0 and e.position_id == OPENING
     arr = bot.evaluate(start_position()[None])
     assert arr.shape == (1, 5)
@@ -424,7 +424,10 @@ def test_evaluate_position_id(bot, exported):
     assert list(d)[1:6] == list(OUTPUTS) and d["equity"] == e.equity
     # The checkpoint the export came from gives the same evaluation.
     torch_bot = bgnet.load_bot(exported["plain"][1])
-    assert np.allclose(torch_bot.evaluate(OPENING).probabilities, p, atol=1e-5)
+    assert np.allclose(torch_bot.evaluate_position(OPENING).probabilities, p, atol=1e-5)
+    # evaluate takes boards only, and says where a Position ID goes.
+    with pytest.raises(TypeError, match=r"evaluate_position\('"):
+        bot.evaluate(OPENING)
 
 
 def test_one_ply_evaluation_averages_the_best_replies(bot):
@@ -483,7 +486,7 @@ def test_other_bots_answer_the_position_id_api():
     with pytest.raises(ValueError, match="fixed depth"):
         rnd.best_move(OPENING, 6, 4, ply=1)
     with pytest.raises(NotImplementedError):
-        rnd.evaluate(OPENING)
+        rnd.evaluate_position(OPENING)
 
 
 @pytest.mark.gnubg
@@ -492,7 +495,7 @@ def test_gnubg_bot_evaluates_position_ids():
     from bgnet.bots.gnubg_bots import GnubgBot
 
     g = GnubgBot(0)
-    e = g.evaluate(OPENING)
+    e = g.evaluate_position(OPENING)
     assert np.allclose(e.probabilities, gnubg_nn.probabilities(start_position().tolist(), 0), atol=1e-6)
     assert g.best_move(OPENING, 3, 1) == ("8/5 6/5", "sGfwATDgc/ABMA")
 

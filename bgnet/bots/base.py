@@ -87,23 +87,21 @@ class Evaluation:
         return out
 
 
-def accepts_position_ids(method):
-    """Mark a batch ``evaluate`` that answers a Position ID string itself (see
-    :meth:`Bot.__init_subclass__`); returns the method."""
-    method.__dict__["_accepts_position_ids"] = True
-    return method
+def board_batch(boards) -> np.ndarray:
+    """``boards`` as int8[N, 2, 25] (one board or many), or TypeError for a Position ID string,
+    which :meth:`Bot.evaluate_position` takes.
 
-
-def _accepting_position_ids(method):
-    """Wrap a subclass's batch ``evaluate(boards)`` so a Position ID string goes to
-    :meth:`Bot.evaluate_position`: every bot then answers ``bot.evaluate(position_id)``."""
-    @functools.wraps(method)
-    def evaluate(self, boards, *args, **kwargs):
-        if isinstance(boards, str):
-            return self.evaluate_position(boards, *args, **kwargs)
-        return method(self, boards, *args, **kwargs)
-
-    return accepts_position_ids(evaluate)
+    >>> board_batch(np.zeros((2, 25), np.int8)).shape
+    (1, 2, 25)
+    >>> board_batch("4HPwATDgc/ABMA")
+    Traceback (most recent call last):
+    ...
+    TypeError: evaluate takes boards (int8[N, 2, 25]); for a Position ID call evaluate_position('4HPwATDgc/ABMA')
+    """
+    if isinstance(boards, str):
+        raise TypeError("evaluate takes boards (int8[N, 2, 25]); for a Position ID call "
+                        f"evaluate_position({boards!r})")
+    return np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
 
 
 _NO_STEPS = np.full((4, 2), -1, np.int8)  # the steps of a pass
@@ -177,24 +175,17 @@ class Bot:
         contexts and plays :meth:`choose_moves`."""
         return self.choose_moves(boards, dice)
 
-    @accepts_position_ids
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
-        """Cubeless probabilities float[N, 5] for the side on roll, before it rolls (gnubg order:
-        win, win gammon, win backgammon, lose gammon, lose backgammon). Optional.
-
-        Given a Position ID string instead, returns :meth:`evaluate_position`'s
-        :class:`Evaluation` (subclasses that override this method keep that behaviour)."""
-        if isinstance(boards, str):
-            return self.evaluate_position(boards)
+        """Cubeless probabilities float[N, 5] for the side on roll of each board, before it rolls
+        (gnubg order: win, win gammon, win backgammon, lose gammon, lose backgammon). Optional:
+        a bot that has it says so in ``can_evaluate``. One position by its ID:
+        :meth:`evaluate_position`."""
         raise NotImplementedError(f"{self.name} cannot evaluate positions")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("evaluate")
-        if own is not None and "can_evaluate" not in cls.__dict__:
+        if "evaluate" in cls.__dict__ and "can_evaluate" not in cls.__dict__:
             cls.can_evaluate = True
-        if own is not None and not getattr(own, "_accepts_position_ids", False):
-            cls.evaluate = _accepting_position_ids(own)
 
     # -- the Position ID API ------------------------------------------------------------------
     def best_move(self, position_id: str, d1: int, d2: int, ply: int | None = None,

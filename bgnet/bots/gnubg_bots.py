@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgnet.bots.base import Bot
+from bgnet.bots.base import Bot, board_batch
 from bgnet.engine.sampling import play_steps  # noqa: F401  (re-exported)
 from bgnet.nn.probs import equity
 
@@ -96,7 +96,7 @@ class GnubgBot(Bot):
     def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
         """Cubeless probabilities for the side on roll at ``ply`` (None: this bot's; gnubg
         order)."""
-        boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 2, 25)
+        boards = board_batch(boards)
         probs = self._g.probabilities
         ply = self._depth(ply)
         return np.array([probs(b, ply) for b in boards.tolist()], dtype=np.float64).reshape(-1, 5)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgnet.bots.base import Bot, accepts_position_ids, mover_probabilities
+from bgnet.bots.base import Bot, board_batch, mover_probabilities
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.search import SearchSettings, measure_score, money_score, rank_afterstates
 from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
@@ -123,17 +123,14 @@ class NetBot(Bot):
         return cube.get("met"), eff
 
     # -- evaluation ------------------------------------------------------------------------
-    @accepts_position_ids
     def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
         """Cubeless probabilities for the side on roll, before rolling, at ``ply`` (default: this
-        bot's depth). A Position ID string gives an :class:`~bgnet.bots.base.Evaluation`."""
-        if isinstance(boards, str):
-            return self.evaluate_position(boards, ply)
+        bot's depth)."""
         return self._probabilities(boards, ply)
 
     def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
         ply = self.ply if ply is None else check_ply(ply)
-        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
+        boards = board_batch(boards)
         if ply == 0:
             return self.eval.positions(boards)
         return self._expected_over_rolls(boards, ply - 1)
