@@ -460,3 +460,16 @@ def test_same_moments_as_gnubg():
         assert _mirror_match(gnubg, seed, 5, seen) == 0, seed
     assert {"crawford", "double", "take", "drop", "resign", "accept", "reject", "pass",
             "result 1", "result 3"} <= seen
+
+
+def test_replay_roll_reads_a_records_rolls_and_refuses_impossible_ones():
+    g = Game()
+    with pytest.raises(RuleError, match="never a double"):
+        g.replay_roll(0, (3, 3))
+    g.replay_roll(1, (3, 5))  # player 1 won the opening with the 5
+    assert g.player_on_roll == 1 and sorted(g.dice) == [3, 5]
+    g.play("8/3 6/3", player=1)
+    with pytest.raises(RuleError, match="player 1 rolls 64, but it is player 0's turn"):
+        g.replay_roll(1, (6, 4))
+    g.replay_roll(0, (6, 4))
+    assert g.player_on_roll == 0 and g.dice == (6, 4)

@@ -281,6 +281,22 @@ class Game:
         self._start_move()
         return self.dice
 
+    def replay_roll(self, player: int, dice: tuple[int, int]) -> None:
+        """Roll ``dice`` for ``player`` as a game record writes them: at the start of the game the
+        opening roll that ``player`` won (the higher die is his), later his own roll. RuleError
+        where the record cannot be right: an opening double, or a roll out of turn."""
+        d1, d2 = (int(d) for d in dice)
+        if self.phase == OPENING:
+            if d1 == d2:
+                raise RuleError(f"the game starts with {d1}{d2}, but an opening roll is never a double")
+            hi, lo = max(d1, d2), min(d1, d2)
+            self.opening_roll((hi, lo) if player == 0 else (lo, hi))
+            return
+        if self.player_on_roll != player:
+            raise RuleError(f"player {player} rolls {d1}{d2}, but it is player "
+                            f"{self.player_on_roll}'s turn")
+        self.roll((d1, d2), player=player)
+
     def _start_move(self) -> None:
         self.phase = MOVE
         self._moves = None

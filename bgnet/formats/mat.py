@@ -329,16 +329,10 @@ def _apply_move(game: Game, player: int, text: str, next_text: str, at: str) -> 
     d1, d2 = int(dice_text[0]), int(dice_text[1])
     if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
         raise ValueError(f"{at}: {dice_text!r} is not a roll of two dice")
-    if game.phase == "opening":
-        if d1 == d2:
-            raise ValueError(f"{at}: the game starts with {dice_text}, but an opening roll is never a double")
-        hi, lo = max(d1, d2), min(d1, d2)
-        game.opening_roll((hi, lo) if player == 0 else (lo, hi))
-    else:
-        if game.player_on_roll != player:
-            raise ValueError(f"{at}: player {player} rolls {dice_text}, but it is player "
-                             f"{game.player_on_roll}'s turn")
-        game.roll((d1, d2), player=player)
+    try:
+        game.replay_roll(player, (d1, d2))
+    except RuleError as e:
+        raise ValueError(f"{at}: {e}") from None
     move_text = move_text.strip()
     if not move_text and next_text.lower().startswith("wins") and len(game.legal_moves()[0]):
         return  # rolled, then the game was resigned before moving

@@ -571,16 +571,10 @@ def _apply(game: Game, player: int, text: str, then_resigned: bool, at: str) -> 
         raise SgfError(f"{at}: {'WB'[player]}[{text}] is no action: expected the dice and the steps "
                        "such as 31hefe, or double, take, drop")
     d1, d2, letters = int(m.group(1)), int(m.group(2)), m.group(3)
-    if game.phase == OPENING:
-        if d1 == d2:
-            raise SgfError(f"{at}: the game starts with {d1}{d2}, but an opening roll is never a double")
-        hi, lo = max(d1, d2), min(d1, d2)
-        game.opening_roll((hi, lo) if player == 0 else (lo, hi))
-    else:
-        if game.player_on_roll != player:
-            raise SgfError(f"{at}: {'WB'[player]} rolls {d1}{d2}, but it is "
-                           f"{'WB'[game.player_on_roll or 0]}'s turn")
-        game.roll((d1, d2), player=player)
+    try:
+        game.replay_roll(player, (d1, d2))
+    except RuleError as e:
+        raise SgfError(f"{at}: {'WB'[player]}[{text}]: {e}") from None
     try:
         steps = [(letter_point(letters[k], player), letter_point(letters[k + 1], player))
                  for k in range(0, len(letters), 2)]
