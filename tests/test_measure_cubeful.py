@@ -299,7 +299,18 @@ def test_eval_command_plays_money_with_the_cube_and_saves_cubeless_games(tmp_pat
     (["--match", "3", "--games", "10"], "--games counts money games"),
     (["--match", "3", "--matches", "0"], "--matches must be at least 1"),
     (["--save-mat", "out.txt"], "ending in .mat"),
+    (["--cube-ply", "0"], "--cube-ply applies to play with the cube"),
 ])
 def test_eval_command_refuses_contradictions(argv, message):
     with pytest.raises(BadArgument, match=re.escape(message)):
         eval_main(["random", "random", *argv])
+
+
+def test_cube_ply_sets_the_depth_of_searching_bots_only():
+    import bgnet
+    from bgnet.measure.cube_play import cube_players
+
+    net, rnd = bgnet.load_bot("bgnet-default"), RandomBot(1)
+    a, b = cube_players(net, rnd, None, None, 0)
+    assert (a.cube_ply, b.cube_ply) == (0, None)
+    assert [p.cube_ply for p in cube_players(net, rnd, None, None, None)] == [None, None]

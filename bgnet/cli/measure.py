@@ -62,6 +62,10 @@ def eval_main(argv: list[str]) -> int:
                    help="with --match or --cube: net bots choose their checker plays by cubeless "
                         "money equity, as without a cube (default: by the match's own measure, "
                         "cubeful match winning chances at the score or cubeful money equity)")
+    p.add_argument("--cube-ply", type=int, choices=(0, 1, 2), metavar="N",
+                   help="with --match or --cube: net bots make their cube decisions from "
+                        "probabilities at this depth (0, 1 or 2; default: a bot at 0-ply makes "
+                        "its close ones again at 1-ply, a deeper bot uses its own depth)")
     _add_device(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
@@ -103,6 +107,8 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
     if a.cubeless_play and not (a.cube or a.match is not None):
         p.error("--cubeless-play applies to play with the cube (--match or --cube); without it "
                 "checker plays are always chosen by cubeless equity")
+    if a.cube_ply is not None and not (a.cube or a.match is not None):
+        p.error("--cube-ply applies to play with the cube (--match or --cube)")
     a.games = 1000 if a.games is None else a.games
     if a.games < 1:
         p.error(f"--games must be at least 1; got {a.games}")
@@ -133,14 +139,14 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     if a.match is not None:
         result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
                                         progress=not quiet, batch=a.batch, keep_records=keep,
-                                        cubeful_play=not a.cubeless_play)
+                                        cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply)
     elif a.cube or keep:
         # Cubeless games to save are played through the rules engine with the cube left alone:
         # the same dice, and so for deterministic bots the same games, as the fast path below.
         result = cube_play.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
                                            progress=not quiet, duplicate=duplicate, cube=a.cube,
                                            batch=a.batch, keep_records=keep,
-                                           cubeful_play=not a.cubeless_play)
+                                           cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply)
     elif a.workers > 1:
         from bgnet.measure.match import play_games_parallel
 

@@ -84,6 +84,14 @@ class CubePlayer:
                                        efficiency=self.efficiency)
 
 
+def cube_players(bot_a: Bot, bot_b: Bot, met, efficiency, cube_ply: int | None):
+    """The two sides of a game with the cube. ``cube_ply`` (None: each bot's own choice) is the
+    depth of the cube decisions of a bot that searches; a bot of one fixed depth keeps its own."""
+    def player(bot: Bot) -> CubePlayer:
+        return CubePlayer(bot, met, efficiency, cube_ply if bot.searches else None)
+
+    return player(bot_a), player(bot_b)
+
 
 # ---------------------------------------------------------------------------------------------
 # games in flight
@@ -252,7 +260,7 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
 def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 0,
                  progress: bool = True, *, batch: int = 256, keep_records: bool = False,
                  met=None, efficiency=None, max_cube: int = MAX_CUBE,
-                 cubeful_play: bool = True) -> MatchPlayResult:
+                 cubeful_play: bool = True, cube_ply: int | None = None) -> MatchPlayResult:
     """Play ``matches`` matches to ``length`` points between A (player 0) and B.
 
     ``batch`` matches are in flight at once. ``keep_records`` keeps every game's record (for
@@ -260,10 +268,11 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     name or a GNU Backgammon XML file) and ``efficiency`` override both bots' cube settings.
     Bots choose their checker plays with the score and cube known
     (:meth:`bgnet.bots.base.Bot.choose_moves_with_cube`); ``cubeful_play`` False asks both for
-    their cubeless choice instead, for comparison.
+    their cubeless choice instead, for comparison. ``cube_ply`` sets the depth of the cube
+    decisions of bots that search (see :func:`cube_players`).
     """
     length, matches = _positive(length, "the match length"), _positive(matches, "matches")
-    players = (CubePlayer(bot_a, met, efficiency), CubePlayer(bot_b, met, efficiency))
+    players = cube_players(bot_a, bot_b, met, efficiency, cube_ply)
     names = mat_names(players[0].name, players[1].name)
     rows: list[list[tuple]] = [[] for _ in range(matches)]  # per match: the order does not depend on batching
     winners = np.full(matches, -1, np.int64)
@@ -300,7 +309,8 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
 def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: bool = False,
                     progress: bool = True, *, duplicate: bool = True, cube: bool = True,
                     batch: int = 256, keep_records: bool = False, met=None, efficiency=None,
-                    max_cube: int = MAX_CUBE, cubeful_play: bool = True) -> MoneyCubeResult:
+                    max_cube: int = MAX_CUBE, cubeful_play: bool = True,
+                    cube_ply: int | None = None) -> MoneyCubeResult:
     """Play ``games`` money games between A (player 0) and B, with the cube unless ``cube`` is
     False, under the Jacoby rule if ``jacoby``. With the cube, checker plays are chosen by
     cubeful equity (cube value and owner known) unless ``cubeful_play`` is False.
@@ -308,7 +318,8 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     With ``duplicate`` (the default) ``games`` must be even: games 2k and 2k+1 roll the same dice
     turn by turn with the seats swapped, as :func:`bgnet.measure.match.play_games` does (the
     same dice for the same seed), and the interval comes from the pair means. ``keep_records``
-    keeps the games as one money session for :meth:`MoneyCubeResult.save_mat`.
+    keeps the games as one money session for :meth:`MoneyCubeResult.save_mat`. ``cube_ply``
+    as in :func:`play_matches`.
     """
     games = _positive(games, "games")
     if duplicate and games % 2:
@@ -316,7 +327,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
                          f"even; got {games}")
     if jacoby and not cube:
         raise ValueError("the Jacoby rule needs the cube: without it gammons would never count")
-    players = (CubePlayer(bot_a, met, efficiency), CubePlayer(bot_b, met, efficiency))
+    players = cube_players(bot_a, bot_b, met, efficiency, cube_ply)
     dice = DiceSequences(games // 2 if duplicate else games, seed)
     rows = np.zeros((games, len(COLUMNS)), np.int64)
     kept: list[GameRecord | None] | None = [None] * games if keep_records else None
