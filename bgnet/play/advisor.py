@@ -7,8 +7,9 @@ Backgammon's 0-ply net when ``gnubg_nn`` is installed (pubeval and the random bo
 moves). With no judge at all the bot never doubles, always takes, accepts only resignations of
 the most the game can still give, and hints list moves without equities.
 
-Cube decisions are :func:`bgnet.cube.decide_context` on the judge's cubeless probabilities with
-the bot's cube settings (match equity table, cube efficiency).
+Cube decisions are the judge's own (:meth:`bgnet.bots.base.Bot.cube_decisions`, as in ``bgnet
+eval``): :func:`bgnet.cube.decide_context` on its cubeless probabilities with its cube settings
+(match equity table, cube efficiency), a 0-ply net bot making its close decisions again at 1-ply.
 
 Where the cube and score are known (a context: the mover on roll), moves are chosen and ranked by
 the match's own measure (:mod:`bgnet.cube.checker`): cubeful equity at the score in a match (EMG,
@@ -121,13 +122,8 @@ class Advisor:
         ``board`` is; None without a judge."""
         if self.judge is None:
             return None
-        probs = self.probabilities(board)
-        assert probs is not None, "a judge gives probabilities"
-        from bgnet.cube import decide_context
-
-        met, efficiency = self.judge.cube_settings()
-        return decide_context(probs, ctx.replace(double_offered=False, turn=ctx.player_on_roll),
-                              board, met=met, efficiency=efficiency)
+        ctx = ctx.replace(double_offered=False, turn=ctx.player_on_roll)
+        return self.judge.cube_decisions(np.ascontiguousarray(board, np.int8)[None], [ctx])[0]
 
     def wants_double(self, board: np.ndarray, ctx: MatchContext) -> bool:
         """Whether the bot, on roll in ``board``, doubles (proper double, not too good)."""
