@@ -27,7 +27,7 @@ from bgnet.engine.movegen import generate, generate_batch
 from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.engine.sampling import sample_positions
 from bgnet.engine.state import MatchContext
-from bgnet.export.onnx_export import ExportError, build_model, export_onnx
+from bgnet.export.onnx_export import ExportError, build_model, export_onnx, set_metadata
 from bgnet.formats.match_id import match_id
 from bgnet.nn.checkpoint import CheckpointError, save_checkpoint
 from bgnet.nn.encode import race_mask
@@ -511,3 +511,22 @@ def test_load_bot_spec_and_default_bot(exported, monkeypatch):
     monkeypatch.setattr(bgnet.bots.load, "default_bot_path", lambda: None)
     with pytest.raises(FileNotFoundError, match="no default bot"):
         bgnet.load_bot()
+
+
+def test_set_metadata_replaces_entries_and_keeps_the_net(exported, tmp_path):
+    src = exported["plain"][2]
+    eff = asdict(CubeEfficiency(contact=0.74, race_min=0.65))
+    out = set_metadata(src, {"cube": {"met": "kazaross-xg2", "efficiency": eff}}, tmp_path / "b.onnx")
+    before, after = read_metadata(src), read_metadata(out)
+    assert after["cube"]["efficiency"] == eff
+    assert {k: v for k, v in after.items() if k != "cube"} == \
+        {k: v for k, v in before.items() if k != "cube"}
+    met, efficiency = bgnet.load_bot(out).cube_settings()
+    assert met == "kazaross-xg2" and efficiency == CubeEfficiency(contact=0.74, race_min=0.65)
+    boards = sample_positions(64, seed=3)[0]
+    np.testing.assert_array_equal(bgnet.load_bot(out).evaluate(boards), bgnet.load_bot(src).evaluate(boards))
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"not a model")
+    with pytest.raises(BotFileError):
+        set_metadata(junk, {"cube": {}})
+    assert junk.read_bytes() == b"not a model"

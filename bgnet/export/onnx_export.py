@@ -250,6 +250,30 @@ def export_onnx(checkpoint_path: str | os.PathLike, out_path: str | os.PathLike,
     return out
 
 
+def set_metadata(bot_path: str | os.PathLike, updates: dict,
+                 out_path: str | os.PathLike | None = None) -> Path:
+    """Write an exported bot again with some metadata entries replaced (``updates``: name to a
+    JSON-able value, e.g. ``{"cube": {...}}``), to ``out_path`` or in place; the graph and the
+    weights are left as they are. Returns the path written.
+
+    The file is written atomically. A file that is not an exported bot raises
+    :class:`bgnet.bots.onnx_eval.BotFileError`, as loading it would.
+    """
+    from bgnet.bots.onnx_eval import read_metadata
+
+    read_metadata(bot_path)  # refuses what is not an exported bot
+    out = check_output_path(out_path if out_path is not None else bot_path)
+    model = onnx.load(str(bot_path))
+    kept = [p for p in model.metadata_props if p.key not in updates]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    for key, value in updates.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, json.dumps(value)
+    write_atomic(out, model.SerializeToString())
+    return out
+
+
 def max_difference(net, bot_path: str | os.PathLike, positions: int = 10000, seed: int = 0) -> dict:
     """Largest absolute difference between the torch net and the exported bot, over ``positions``
     self-play positions and as many afterstates spread over their moves:

@@ -1,0 +1,111 @@
+"""Fit a bot's cube efficiency (Janowski's x) to GNU Backgammon's deeper cube decisions.
+
+    python3 tools/fit_cube_efficiency.py --bot bgnet-deep
+    python3 tools/fit_cube_efficiency.py --bot bot.onnx --write bot.onnx
+
+A bot's cube decisions come from its cubeless probabilities and Janowski's live-cube model,
+whose efficiency x bgnet sets by kind of position as GNU Backgammon does at 0 ply (contact 0.68,
+races 0.6 to 0.7 by pip count, bear-offs 0.6). Those values suit GNU Backgammon's own net; another
+net's probabilities may be served better by others. This tool tries a grid of efficiencies (the
+contact value, and a shift of every race and bear-off value), the bot's own rule of decision
+unchanged (a 0-ply net making its close decisions again at 1-ply), on the positions of ``bgnet
+bench cube`` judged by GNU Backgammon at 2-ply.
+
+The fit is honest about its sample: it chooses on the even-numbered positions and reports the
+odd-numbered ones, which it never saw, beside the bot's present settings. ``--write PATH`` stores
+the chosen efficiencies in an exported bot's metadata (``cube``), which every cube decision of
+that bot then uses (``bgnet eval``, ``play``, ``serve``, ``analyze``, ``bench cube``).
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, replace
+
+import numpy as np
+
+import bgnet
+from bgnet.cube import DEFAULT_MET, CubeEfficiency
+from bgnet.measure.cube_bench import CubeBenchmark, load_benchmark, rate_row
+
+CONTACT = (0.66, 0.68, 0.70, 0.72, 0.74, 0.76, 0.78)
+RACE_SHIFT = (0.0, 0.05)
+FIELDS = ("boards", "cube", "owner", "length", "score", "crawford", "jacoby", "probabilities",
+          "equities", "action", "source")
+
+
+def candidate(contact: float, race_shift: float) -> CubeEfficiency:
+    """GNU Backgammon's efficiencies with the contact value set and the race values shifted."""
+    base = CubeEfficiency()
+    return replace(base, contact=contact,
+                   race_coefficient=round(base.race_coefficient + race_shift, 6),
+                   race_min=round(base.race_min + race_shift, 6),
+                   race_max=round(min(1.0, base.race_max + race_shift), 6),
+                   bearoff=round(base.bearoff + race_shift, 6))
+
+
+def part(bench: CubeBenchmark, rows: np.ndarray) -> CubeBenchmark:
+    """The positions ``rows`` of a benchmark."""
+    return CubeBenchmark(**{k: getattr(bench, k)[rows] for k in FIELDS}, reference=bench.reference)
+
+
+def figures(bot, bench: CubeBenchmark, efficiency, halves) -> dict:
+    """Agreement and cost per decision of the bot's decisions with ``efficiency``, per half."""
+    contexts = [bench.context(i) for i in range(len(bench))]
+    decisions = bot.cube_decisions(bench.boards, contexts, efficiency=efficiency)
+    double = np.array([d.double for d in decisions])
+    take = np.array([d.take for d in decisions])
+    out = {}
+    for name, rows in halves.items():
+        row = rate_row(part(bench, rows), double[rows], take[rows], name)["all"]
+        out[name] = (row["agreement"], row["cost"])
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bot", default="bgnet-deep", help="the bot (default bgnet-deep)")
+    ap.add_argument("--reference", default="2-ply", choices=("2-ply", "0-ply"),
+                    help="GNU Backgammon's decisions to fit (default 2-ply)")
+    ap.add_argument("--write", metavar="PATH.onnx",
+                    help="store the chosen efficiencies in this exported bot's metadata "
+                         "(the bot's own file, or a copy: give --bot's file and a new name)")
+    ap.add_argument("--out", metavar="PATH.onnx",
+                    help="with --write: write the result here instead of over PATH")
+    a = ap.parse_args()
+    bot = bgnet.load_bot(a.bot)
+    bench = load_benchmark(reference=a.reference)
+    index = np.arange(len(bench))
+    halves = {"fit": index % 2 == 0, "held out": index % 2 == 1, "all": index >= 0}
+    met, own = bot.cube_settings()
+    print(f"{bot.name}: cube decisions against GNU Backgammon at {a.reference} on {len(bench)} "
+          "positions; chosen on the even-numbered, reported on the odd-numbered too")
+    print(f"{'contact':>8s} {'race+':>6s}   {'fit':>15s}   {'held out':>15s}   {'all':>15s}")
+
+    def show(label: str, f: dict) -> None:
+        cells = "   ".join(f"{100 * f[h][0]:5.1f} % {f[h][1]:6.2f}" for h in halves)
+        print(f"{label}   {cells}")
+
+    present = figures(bot, bench, own, halves)
+    show(f"{'own':>8s} {'':>6s}", present)
+    best, best_cost = None, np.inf
+    for contact in CONTACT:
+        for shift in RACE_SHIFT:
+            eff = candidate(contact, shift)
+            f = figures(bot, bench, eff, halves)
+            show(f"{contact:8.2f} {shift:+6.2f}", f)
+            if f["fit"][1] < best_cost:
+                best, best_cost, best_f = eff, f["fit"][1], f
+    assert best is not None
+    print(f"chosen: {best} (cost per decision on the held-out half {best_f['held out'][1]:.2f}, "
+          f"the bot's own settings {present['held out'][1]:.2f}; agreement "
+          f"{100 * best_f['held out'][0]:.1f} % against {100 * present['held out'][0]:.1f} %)")
+    if a.write:
+        from bgnet.export.onnx_export import set_metadata
+
+        path = set_metadata(a.write, {"cube": {"met": met or DEFAULT_MET, "efficiency": asdict(best)}},
+                            a.out)
+        print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()
