@@ -175,11 +175,11 @@ class Bot:
         contexts and plays :meth:`choose_moves`."""
         return self.choose_moves(boards, dice)
 
-    def evaluate(self, boards: np.ndarray) -> np.ndarray:
+    def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
         """Cubeless probabilities float[N, 5] for the side on roll of each board, before it rolls
-        (gnubg order: win, win gammon, win backgammon, lose gammon, lose backgammon). Optional:
-        a bot that has it says so in ``can_evaluate``. One position by its ID:
-        :meth:`evaluate_position`."""
+        (gnubg order: win, win gammon, win backgammon, lose gammon, lose backgammon), at ``ply``
+        for a bot of several depths (None: its own). Optional: a bot that has it says so in
+        ``can_evaluate``. One position by its ID: :meth:`evaluate_position`."""
         raise NotImplementedError(f"{self.name} cannot evaluate positions")
 
     def __init_subclass__(cls, **kwargs):
