@@ -222,6 +222,10 @@ def test_cli_same_list_for_either_order_of_the_dice(capsys):
     first = capsys.readouterr().out
     assert main(["moves", "4HPwATDgc/ABMA", "1-3"]) == 0
     assert capsys.readouterr().out == first
+    assert main(["moves", "4HPwATDgc/ABMA", "3", "1"]) == 0  # the dice as two words
+    assert capsys.readouterr().out == first
+    assert main(["moves", "4HPwATDgc/ABMA", "3", "1", "2"]) == 2
+    assert "dice must be two numbers from 1 to 6" in capsys.readouterr().err
 
 
 def test_cli_reads_an_xgid(capsys):

@@ -23,8 +23,8 @@ def moves_main(argv: list[str]) -> int:
                                  "--format xgid"))
     p.add_argument("position", help="the player on roll to move: a GNU Backgammon Position ID (14 "
                                     "characters), POSITIONID:MATCHID, or an XGID")
-    p.add_argument("dice", nargs="?", help="the roll, e.g. 31 or 3-1 (optional when the position "
-                                           "carries dice)")
+    p.add_argument("dice", nargs="*", help="the roll, e.g. 31, 3-1 or 3 1 (optional when the "
+                                           "position carries dice)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="how to write the positions: position-id (the default), gnubg-id "
                         "(POSITIONID:MATCHID) or xgid")
@@ -37,10 +37,11 @@ def moves_main(argv: list[str]) -> int:
         pos = read_position(a.position)
     except ValueError as e:
         one_line_error(str(e))
-    if a.dice is not None:
-        digits = [c for c in a.dice if c.isdigit()]
-        if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(a.dice.strip()) > 3:
-            one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {a.dice!r}")
+    if a.dice:
+        typed = " ".join(a.dice)
+        digits = [c for c in typed if c.isdigit()]
+        if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(typed.strip()) > 3:
+            one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {typed!r}")
         d1, d2 = int(digits[0]), int(digits[1])
     elif (carried := pos.dice()) is not None:
         d1, d2 = carried
