@@ -778,3 +778,19 @@ def test_a_cubeless_server_keeps_the_cubeless_ranking(client):
     plain = Answers(bot, cubeful=False).moves(start_position(), 3, 1, 0, 16, dmp)
     assert plain["ranked_by"] == "cubeless money equity"
     assert plain["moves"] == Answers(bot).moves(start_position(), 3, 1, 0, 16)["moves"]
+
+
+def test_the_cube_endpoint_decides_as_the_bot_does_at_the_table(client):
+    """/api/v1/cube answers with the bot's own rule (a 0-ply net looks again at close decisions),
+    the same as Bot.cube_decision, bgnet play and bgnet eval."""
+    import bgnet
+    from bgnet.formats.match_id import match_id
+    from bgnet.measure.cube_bench import load_benchmark
+
+    bot = bgnet.load_bot("bgnet-default")
+    bench = load_benchmark().head(40)
+    for i in range(len(bench)):
+        pid, mid = position_id(bench.boards[i]), match_id(bench.context(i))
+        got = ok(client.get("/api/v1/cube", params={"position_id": pid, "match_id": mid}))
+        want = bot.cube_decision(pid, mid)
+        assert (got["action"], got["double"], got["take"]) == (want.action, want.double, want.take)

@@ -13,9 +13,9 @@ on every bot:
   spec the bot shipped as bgnet's default;
 * :meth:`Bot.best_move` ``(position_id, d1, d2, ply=None) -> (notation, next position id)``, in the
   convention of :func:`bgnet.engine.legal_moves`;
-* :meth:`Bot.evaluate` ``(position_id)`` -> :class:`Evaluation` (five probabilities and the
-  cubeless equity of the player on roll, before rolling); given an array of boards instead, it
-  returns float[N, 5] as the batch code expects;
+* :meth:`Bot.evaluate_position` ``(position_id, ply=None)`` -> :class:`Evaluation` (five
+  probabilities and the cubeless equity of the player on roll, before rolling); the batch code's
+  :meth:`Bot.evaluate` ``(boards, ply=None)`` gives float[N, 5] for many boards at once;
 * :meth:`Bot.cube_decision` ``(position_id, match_id)`` -> :class:`bgnet.cube.CubeDecision`.
 
 ``ply`` picks the search depth of bots that have several (net bots: 0, 1 or 2); None means the

@@ -189,13 +189,17 @@ class Answers:
                 "equity": round(float(money_equity(p)), 6)}
 
     def cube(self, board: np.ndarray, ctx: MatchContext, ply: int | None) -> dict:
-        from bgnet.cube import decide_context
-
+        """The cube decision as the bot makes it at the table and in ``bgnet eval``
+        (:meth:`bgnet.bots.base.Bot.cube_decisions`: at its own depth, a 0-ply net looking again
+        at close decisions), or at ``ply`` where that is another depth of a searching bot; the
+        probabilities shown are those at ``ply``."""
+        judge = self._need_evaluator()
         p = self.probabilities(board, ply)
-        met, efficiency = self.evaluator.cube_settings()
         ctx = ctx.replace(double_offered=False, turn=ctx.player_on_roll)
+        depth = ply if judge is self.bot and self.searches and ply != self.bot.ply else None
+        boards = np.ascontiguousarray(board, np.int8)[None]
         try:
-            d = decide_context(p, ctx, board, met=met, efficiency=efficiency)
+            d = judge.cube_decisions(boards, [ctx], depth)[0]
         except ValueError as e:
             raise bad(f"cannot decide the cube in this match state: {e}") from None
         return {
