@@ -20,11 +20,14 @@ BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or 
             "PATH@PLY), or gnubg:N, pubeval, random")
 
 
-def parse_dice(text: str) -> tuple[int, int]:
-    digits = [c for c in text if c.isdigit()]
-    if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(text.strip()) > 3:
-        raise BadArgument(f"dice are two numbers from 1 to 6, e.g. 31 or 3-1; got {text!r}")
-    return int(digits[0]), int(digits[1])
+def parse_dice(words: list[str]) -> tuple[int, int]:
+    """The dice typed as one word or two (:func:`bgnet.formats.position.read_dice`)."""
+    from bgnet.formats.position import read_dice
+
+    try:
+        return read_dice(" ".join(words))
+    except ValueError as e:
+        raise BadArgument(str(e)) from None
 
 
 def parse_position(text: str, match_id: str | None):
@@ -63,7 +66,7 @@ def rollout_parser() -> argparse.ArgumentParser:
                 description="Roll out a position before the roll, or the candidate moves of a roll, "
                             "with variance reduction (cycled first rolls, luck correction).")
     p.add_argument("position", help="GNU Backgammon Position ID, POSITIONID:MATCHID, or an XGID")
-    p.add_argument("dice", nargs="?", help="the roll, e.g. 31: roll out the candidate moves")
+    p.add_argument("dice", nargs="*", help="the roll, e.g. 31 or 3 1: roll out the candidate moves")
     p.add_argument("--match-id", help="GNU Backgammon Match ID (cube, score, Crawford): cubeful rollout")
     p.add_argument("--bot", help=BOT_HELP)
     p.add_argument("--ply", type=int, help="search depth of the bot that plays the trials")

@@ -14,7 +14,7 @@ def moves_main(argv: list[str]) -> int:
     one line on standard error and exit code 2."""
     from bgnet.engine.api import game_over, legal_moves
     from bgnet.errors import BadArgument
-    from bgnet.formats.position import FORMATS, after_move_context, read_position, write_position
+    from bgnet.formats.position import FORMATS, after_move_context, read_dice, read_position, write_position
 
     p = ArgumentParser(prog="bgnet moves", description="List every legal move of a position.",
                        examples=("bgnet moves 4HPwATDgc/ABMA 31",
@@ -38,11 +38,10 @@ def moves_main(argv: list[str]) -> int:
     except ValueError as e:
         one_line_error(str(e))
     if a.dice:
-        typed = " ".join(a.dice)
-        digits = [c for c in typed if c.isdigit()]
-        if len(digits) != 2 or not all("1" <= c <= "6" for c in digits) or len(typed.strip()) > 3:
-            one_line_error(f"dice must be two numbers from 1 to 6, e.g. 31 or 3-1; got {typed!r}")
-        d1, d2 = int(digits[0]), int(digits[1])
+        try:
+            d1, d2 = read_dice(" ".join(a.dice))
+        except ValueError as e:
+            one_line_error(str(e))
     elif (carried := pos.dice()) is not None:
         d1, d2 = carried
     else:

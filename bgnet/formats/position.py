@@ -75,6 +75,26 @@ class Position:
         return (int(ctx.dice[0]), int(ctx.dice[1])) if ctx is not None and ctx.dice[0] else None
 
 
+DICE_RE = re.compile(r"^\s*([1-6])\s*[-, ]?\s*([1-6])\s*$")
+
+
+def read_dice(text: str) -> tuple[int, int]:
+    """A roll as a person types it: ``"31"``, ``"3-1"``, ``"3,1"`` or ``"3 1"`` -> (3, 1); a
+    ValueError that says what a roll looks like otherwise.
+
+    >>> read_dice("3-1"), read_dice(" 6 6 ")
+    ((3, 1), (6, 6))
+    >>> read_dice("71")
+    Traceback (most recent call last):
+    ...
+    ValueError: dice must be two numbers from 1 to 6, e.g. 31, 3-1 or 3 1; got '71'
+    """
+    m = DICE_RE.match(text or "")
+    if not m:
+        raise ValueError(f"dice must be two numbers from 1 to 6, e.g. 31, 3-1 or 3 1; got {text!r}")
+    return int(m[1]), int(m[2])
+
+
 def format_of(text: str) -> str:
     """Which format ``text`` is written in, by its shape alone (no checks of its content).
 

@@ -15,18 +15,16 @@ are the mover's, with the opponent to roll next.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from bgnet.engine import position_id
 from bgnet.engine.board import NUM_CHECKERS, check_board
+from bgnet.formats.position import read_dice
 from bgnet.nn.probs import OUTPUTS
 from bgnet.play.web.service import ApiError
 
 WILDBG_POINTS = tuple(f"p{i}" for i in range(26))
 WILDBG_NAMES = ("win", "winG", "winBg", "loseG", "loseBg")  # wildbg's names for OUTPUTS
-_DICE_RE = re.compile(r"^\s*([0-9])\s*[-, ]?\s*([0-9])\s*$")
 
 
 def bad(message: str) -> ApiError:
@@ -41,11 +39,12 @@ def check_die(value: int, name: str) -> int:
 
 
 def parse_dice(text: str) -> tuple[int, int]:
-    """``"31"``, ``"3-1"`` or ``"3,1"`` -> (3, 1)."""
-    m = _DICE_RE.match(text or "")
-    if not m:
-        raise bad(f"dice are two numbers from 1 to 6 such as 31 or 3-1; got {text!r}")
-    return check_die(int(m[1]), "the first die"), check_die(int(m[2]), "the second die")
+    """``"31"``, ``"3-1"``, ``"3,1"`` or ``"3 1"`` -> (3, 1) (:func:`bgnet.formats.position.read_dice`);
+    a 400 otherwise."""
+    try:
+        return read_dice(text)
+    except ValueError as e:
+        raise bad(str(e)) from None
 
 
 def one_position(position_id_: str | None, xgid_: str | None):
