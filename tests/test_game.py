@@ -471,5 +471,7 @@ def test_replay_roll_reads_a_records_rolls_and_refuses_impossible_ones():
     g.play("8/3 6/3", player=1)
     with pytest.raises(RuleError, match="player 1 rolls 64, but it is player 0's turn"):
         g.replay_roll(1, (6, 4))
+    with pytest.raises(RuleError, match="B rolls 64, but it is W's turn"):
+        g.replay_roll(1, (6, 4), names=("W", "B"))
     g.replay_roll(0, (6, 4))
     assert g.player_on_roll == 0 and g.dice == (6, 4)

@@ -281,10 +281,12 @@ class Game:
         self._start_move()
         return self.dice
 
-    def replay_roll(self, player: int, dice: tuple[int, int]) -> None:
+    def replay_roll(self, player: int, dice: tuple[int, int],
+                    names: tuple[str, str] = ("player 0", "player 1")) -> None:
         """Roll ``dice`` for ``player`` as a game record writes them: at the start of the game the
         opening roll that ``player`` won (the higher die is his), later his own roll. RuleError
-        where the record cannot be right: an opening double, or a roll out of turn."""
+        where the record cannot be right: an opening double, or a roll out of turn (the players
+        called by ``names`` in the message)."""
         d1, d2 = (int(d) for d in dice)
         if self.phase == OPENING:
             if d1 == d2:
@@ -293,8 +295,8 @@ class Game:
             self.opening_roll((hi, lo) if player == 0 else (lo, hi))
             return
         if self.player_on_roll != player:
-            raise RuleError(f"player {player} rolls {d1}{d2}, but it is player "
-                            f"{self.player_on_roll}'s turn")
+            raise RuleError(f"{names[player]} rolls {d1}{d2}, but it is "
+                            f"{names[self.player_on_roll or 0]}'s turn")
         self.roll((d1, d2), player=player)
 
     def _start_move(self) -> None:

@@ -329,10 +329,7 @@ def _apply_move(game: Game, player: int, text: str, next_text: str, at: str) -> 
     d1, d2 = int(dice_text[0]), int(dice_text[1])
     if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
         raise ValueError(f"{at}: {dice_text!r} is not a roll of two dice")
-    try:
-        game.replay_roll(player, (d1, d2))
-    except RuleError as e:
-        raise ValueError(f"{at}: {e}") from None
+    game.replay_roll(player, (d1, d2))  # a RuleError is placed in the file by the caller
     move_text = move_text.strip()
     if not move_text and next_text.lower().startswith("wins") and len(game.legal_moves()[0]):
         return  # rolled, then the game was resigned before moving

@@ -571,10 +571,7 @@ def _apply(game: Game, player: int, text: str, then_resigned: bool, at: str) -> 
         raise SgfError(f"{at}: {'WB'[player]}[{text}] is no action: expected the dice and the steps "
                        "such as 31hefe, or double, take, drop")
     d1, d2, letters = int(m.group(1)), int(m.group(2)), m.group(3)
-    try:
-        game.replay_roll(player, (d1, d2))
-    except RuleError as e:
-        raise SgfError(f"{at}: {'WB'[player]}[{text}]: {e}") from None
+    game.replay_roll(player, (d1, d2), names=("W", "B"))  # a RuleError is placed by the caller
     try:
         steps = [(letter_point(letters[k], player), letter_point(letters[k + 1], player))
                  for k in range(0, len(letters), 2)]
