@@ -285,6 +285,12 @@ def test_corrupt_or_missing_files_give_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="corrupt|not a readable"):
         bgnet.load_bot(bad)
     assert not (tmp_path / "out.onnx").exists()
+    for bad, words in (({"met": "no-such-table"}, "no-such-table"),
+                       ({"efficiency": {"contact": 1.5}}, "contact"),
+                       ({"efficiency": {"contactt": 0.7}}, "unknown field")):
+        with pytest.raises(ValueError, match=words):
+            set_metadata(out, {"cube": bad})
+    assert read_metadata(out)["cube"]["efficiency"] == eff  # nothing written
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"\x00garbage")
     with pytest.raises(BotFileError, match="junk.onnx"):
@@ -525,6 +531,12 @@ def test_set_metadata_replaces_entries_and_keeps_the_net(exported, tmp_path):
     assert met == "kazaross-xg2" and efficiency == CubeEfficiency(contact=0.74, race_min=0.65)
     boards = sample_positions(64, seed=3)[0]
     np.testing.assert_array_equal(bgnet.load_bot(out).evaluate(boards), bgnet.load_bot(src).evaluate(boards))
+    for bad, words in (({"met": "no-such-table"}, "no-such-table"),
+                       ({"efficiency": {"contact": 1.5}}, "contact"),
+                       ({"efficiency": {"contactt": 0.7}}, "unknown field")):
+        with pytest.raises(ValueError, match=words):
+            set_metadata(out, {"cube": bad})
+    assert read_metadata(out)["cube"]["efficiency"] == eff  # nothing written
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"not a model")
     with pytest.raises(BotFileError):

@@ -314,3 +314,5 @@ def test_cube_ply_sets_the_depth_of_searching_bots_only():
     a, b = cube_players(net, rnd, None, None, 0)
     assert (a.cube_ply, b.cube_ply) == (0, None)
     assert [p.cube_ply for p in cube_players(net, rnd, None, None, None)] == [None, None]
+    with pytest.raises(BadArgument, match="neither random:1 nor random:2 is one"):
+        eval_main(["random:1", "random:2", "--match", "3", "--cube-ply", "1"])

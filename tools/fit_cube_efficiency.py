@@ -72,6 +72,8 @@ def main() -> None:
     ap.add_argument("--out", metavar="PATH.onnx",
                     help="with --write: write the result here instead of over PATH")
     a = ap.parse_args()
+    if a.out and not a.write:
+        ap.error("--out names where --write writes; give --write PATH.onnx too")
     bot = bgnet.load_bot(a.bot)
     bench = load_benchmark(reference=a.reference)
     index = np.arange(len(bench))
@@ -79,7 +81,7 @@ def main() -> None:
     met, own = bot.cube_settings()
     print(f"{bot.name}: cube decisions against GNU Backgammon at {a.reference} on {len(bench)} "
           "positions; chosen on the even-numbered, reported on the odd-numbered too")
-    print(f"{'contact':>8s} {'race+':>6s}   {'fit':>15s}   {'held out':>15s}   {'all':>15s}")
+    print(f"{'contact':>8s} {'race+':>6s}   {'fit':>14s}   {'held out':>14s}   {'all':>14s}")
 
     def show(label: str, f: dict) -> None:
         cells = "   ".join(f"{100 * f[h][0]:5.1f} % {f[h][1]:6.2f}" for h in halves)

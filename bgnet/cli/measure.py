@@ -74,6 +74,9 @@ def eval_main(argv: list[str]) -> int:
     try:
         bot_b = load_bot_arg(a.b, a.device)
         try:
+            if a.cube_ply is not None and not (bot_a.searches or bot_b.searches):
+                p.error(f"--cube-ply sets the depth of net bots' cube decisions; neither "
+                        f"{bot_a.name} nor {bot_b.name} is one")
             result = _play_eval(a, bot_a, bot_b)
         finally:
             bot_b.close()

@@ -257,11 +257,16 @@ def set_metadata(bot_path: str | os.PathLike, updates: dict,
     weights are left as they are. Returns the path written.
 
     The file is written atomically. A file that is not an exported bot raises
-    :class:`bgnet.bots.onnx_eval.BotFileError`, as loading it would.
+    :class:`bgnet.bots.onnx_eval.BotFileError`, as loading it would; a ``cube`` entry that the
+    cube head could not use (an unknown table, efficiencies out of range) a ValueError, before
+    anything is written.
     """
     from bgnet.bots.onnx_eval import read_metadata
 
     read_metadata(bot_path)  # refuses what is not an exported bot
+    updates = _plain(updates)
+    if "cube" in updates:
+        _check_cube_entry(updates["cube"])
     out = check_output_path(out_path if out_path is not None else bot_path)
     model = onnx.load(str(bot_path))
     kept = [p for p in model.metadata_props if p.key not in updates]
@@ -269,9 +274,28 @@ def set_metadata(bot_path: str | os.PathLike, updates: dict,
     model.metadata_props.extend(kept)
     for key, value in updates.items():
         entry = model.metadata_props.add()
-        entry.key, entry.value = key, json.dumps(value)
+        entry.key, entry.value = key, json.dumps(value, sort_keys=True)
     write_atomic(out, model.SerializeToString())
     return out
+
+
+def _check_cube_entry(cube) -> None:
+    """ValueError unless ``cube`` is ``{"met": name or None, "efficiency": {...} or None}`` as
+    :meth:`bgnet.bots.net.NetBot.cube_settings` reads it."""
+    from bgnet.cube import CubeEfficiency, load_met
+
+    if not isinstance(cube, dict) or set(cube) - {"met", "efficiency"}:
+        raise ValueError(f"the cube entry holds 'met' and 'efficiency' only; got {cube!r}")
+    if cube.get("met") is not None:
+        load_met(cube["met"])
+    eff = cube.get("efficiency")
+    if eff is not None:
+        if not isinstance(eff, dict):
+            raise ValueError(f"the cube efficiency is a mapping of CubeEfficiency's fields; got {eff!r}")
+        try:
+            CubeEfficiency(**eff)
+        except TypeError as e:
+            raise ValueError(f"the cube efficiency has an unknown field ({e})") from None
 
 
 def max_difference(net, bot_path: str | os.PathLike, positions: int = 10000, seed: int = 0) -> dict:

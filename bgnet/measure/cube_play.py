@@ -86,7 +86,8 @@ class CubePlayer:
 
 def cube_players(bot_a: Bot, bot_b: Bot, met, efficiency, cube_ply: int | None):
     """The two sides of a game with the cube. ``cube_ply`` (None: each bot's own choice) is the
-    depth of the cube decisions of a bot that searches; a bot of one fixed depth keeps its own."""
+    depth of the cube decisions of a bot that searches (a net bot); one that does not keeps its
+    own."""
     def player(bot: Bot) -> CubePlayer:
         return CubePlayer(bot, met, efficiency, cube_ply if bot.searches else None)
 
