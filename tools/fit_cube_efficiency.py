@@ -29,8 +29,6 @@ from bgnet.measure.cube_bench import CubeBenchmark, load_benchmark, rate_row
 
 CONTACT = (0.66, 0.68, 0.70, 0.72, 0.74, 0.76, 0.78)
 RACE_SHIFT = (0.0, 0.05)
-FIELDS = ("boards", "cube", "owner", "length", "score", "crawford", "jacoby", "probabilities",
-          "equities", "action", "source")
 
 
 def candidate(contact: float, race_shift: float) -> CubeEfficiency:
@@ -43,11 +41,6 @@ def candidate(contact: float, race_shift: float) -> CubeEfficiency:
                    bearoff=round(base.bearoff + race_shift, 6))
 
 
-def part(bench: CubeBenchmark, rows: np.ndarray) -> CubeBenchmark:
-    """The positions ``rows`` of a benchmark."""
-    return CubeBenchmark(**{k: getattr(bench, k)[rows] for k in FIELDS}, reference=bench.reference)
-
-
 def figures(bot, bench: CubeBenchmark, efficiency, halves) -> dict:
     """Agreement and cost per decision of the bot's decisions with ``efficiency``, per half."""
     contexts = [bench.context(i) for i in range(len(bench))]
@@ -56,7 +49,7 @@ def figures(bot, bench: CubeBenchmark, efficiency, halves) -> dict:
     take = np.array([d.take for d in decisions])
     out = {}
     for name, rows in halves.items():
-        row = rate_row(part(bench, rows), double[rows], take[rows], name)["all"]
+        row = rate_row(bench.rows(rows), double[rows], take[rows], name)["all"]
         out[name] = (row["agreement"], row["cost"])
     return out
 

@@ -76,8 +76,11 @@ class CubeBenchmark:
 
     def head(self, n: int) -> CubeBenchmark:
         """The first ``n`` positions."""
-        n = min(int(n), len(self))
-        return CubeBenchmark(**{k: getattr(self, k)[:n] for k in _KEYS}, reference=self.reference)
+        return self.rows(slice(0, min(int(n), len(self))))
+
+    def rows(self, index) -> CubeBenchmark:
+        """The positions ``index`` picks (a slice, indices or a boolean mask)."""
+        return CubeBenchmark(**{k: getattr(self, k)[index] for k in _KEYS}, reference=self.reference)
 
     def context(self, i: int) -> MatchContext:
         """The cube and score of position ``i``, the player on roll being player 1."""
