@@ -100,3 +100,11 @@ def test_help_explains_resume_and_the_config_groups(capsys):
                   "h160", "strong_cpu", "gpu_h200", "deep", "quick", "refused", "optim.name"):
         assert words in out, words
     assert "bgnet train resume=runs/" in out
+
+
+def test_a_bad_value_on_the_command_line_makes_no_run_folder(tmp_path):
+    """The config is checked before its run folder is made: a typo leaves nothing behind."""
+    run = tmp_path / "run"
+    with pytest.raises(ConfigError, match=r"train\.games"):
+        train_main(["train.games=-5", f"hydra.run.dir={run}"])
+    assert not run.exists()

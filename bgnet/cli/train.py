@@ -113,8 +113,10 @@ def _resume_dir(argv: list[str]) -> str | None:
 
 def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
     """Run the training in ``run_dir``; a stop prints the command that resumes it (exit 130)."""
+    from bgnet.train.config import validate
     from bgnet.train.loop import Interrupted, train
 
+    validate(cfg)  # a bad value is refused before a run folder is made for it
     latest = run_dir / "checkpoints" / "latest.pt"
     if not cfg.get("resume") and latest.exists():
         # The same command resumes a run whose folder is fixed (a recipe's runs/NAME).
