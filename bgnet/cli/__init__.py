@@ -84,7 +84,7 @@ COMMANDS = {
 
 EXAMPLES = (
     "bgnet play --match 5",
-    "bgnet eval checkpoints/bgnet-default.onnx pubeval --games 1000",
+    "bgnet eval bgnet-default pubeval --games 1000",
     "bgnet train model=h160 train.games=100000",
 )
 

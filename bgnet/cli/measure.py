@@ -22,10 +22,10 @@ def eval_main(argv: list[str]) -> int:
         description="Play two bots against each other: cubeless money games (A's points per "
                     "game), money games with the doubling cube (--cube), or whole matches to N "
                     "points with the cube and the Crawford rule (--match N: A's match win rate).",
-        examples=("bgnet eval checkpoints/bgnet-default.onnx pubeval --games 1000",
+        examples=("bgnet eval bgnet-default pubeval --games 1000",
                   "bgnet eval runs/my-run/checkpoints/latest.pt@1 gnubg:0 --cube --games 400 "
                   "--json out.json",
-                  "bgnet eval checkpoints/bgnet-default.onnx gnubg:0 --match 7 --matches 100 "
+                  "bgnet eval bgnet-default gnubg:0 --match 7 --matches 100 "
                   "--save-mat games/m.mat",
                   "bgnet eval bgnet-default pubeval --match 5 --matches 1 --save-sgf m.sgf"),
     )
@@ -202,7 +202,7 @@ def _add_json_device(p) -> None:
     _add_device(p)
 
 
-ER_EXAMPLES = ("bgnet bench er --bot checkpoints/bgnet-default.onnx",
+ER_EXAMPLES = ("bgnet bench er --bot bgnet-default",
                "bgnet bench er --bot runs/my-run/checkpoints/latest.pt@1 --limit 500 "
                "--json er.json")
 

@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
                                 "wildbg's /move and /eval, a page to play it at /, the API "
                                 "described at /docs.", formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="examples:\n  bgnet serve                      # then open http://127.0.0.1:8080/\n"
-                                       "  bgnet serve --bot checkpoints/bgnet-default.onnx --ply 2 --port 8081")
+                                       "  bgnet serve --bot bgnet-default --ply 2 --port 8081")
     p.add_argument("--bot", help="the bot: an exported .onnx, a checkpoint .pt, gnubg:N, pubeval "
                    "or random (default: the bot shipped with bgnet)")
     p.add_argument("--ply", type=_ply, help="search depth of a network bot (0, 1, 2) or gnubg")
@@ -145,7 +145,7 @@ def serve_external_main(argv: list[str]) -> int:
         description="Play a bot inside GNU Backgammon as an external player: run this, then in "
                     "GNU Backgammon 'set player 1 external localhost:PORT' and start a game.",
         examples=("bgnet serve-external --port 31000",
-                  "bgnet serve-external --port 31000 --bot checkpoints/bgnet-default.onnx --ply 1"))
+                  "bgnet serve-external --port 31000 --bot bgnet-default --ply 1"))
     p.add_argument("--port", type=int, required=True, help="TCP port to listen on")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--bot", help="the bot (default: the bot shipped with bgnet); see bgnet play --help")
