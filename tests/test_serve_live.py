@@ -260,6 +260,11 @@ def test_a_whole_game_played_by_clicking(server, browser, tmp_path):
 def test_a_typed_illegal_move_is_explained(server, browser):
     browser.open(server + "/")
     browser.click("#start")
+    message = browser.eval("document.getElementById('message').textContent")
+    assert message.startswith(("Game 1. Opening roll: you ", "Opening roll: you ")), message
+    # The log's lines read as sentences in the message, those without a stop of their own too.
+    said = browser.eval("statusText({game_over: true}, ['Game 1', 'Opening roll: you 5, bot 3; you start.'])")
+    assert said == "Game 1. Opening roll: you 5, bot 3; you start.", said
     s = browser.state()
     while not (s["phase"] == "move" and s["turn"] == "you"):
         play_turn_by_clicking(browser, s)

@@ -143,7 +143,8 @@ function show(s) {
 }
 
 function statusText(s, news) {
-  let text = news.slice(-3).join(" ");
+  // Log lines such as "Game 2" carry no stop of their own: give each one, so they read as sentences.
+  let text = news.slice(-3).map((line) => (/[.!?:]$/.test(line) ? line : `${line}.`)).join(" ");
   if (s.game_over) return text;
   if (s.turn === "you") {
     if (s.phase === "move") text += s.steps.length ? ` Played so far: ${s.steps_notation}.` : " Your move: pick a checker, then one of the marked points.";
