@@ -265,3 +265,26 @@ def test_version():
     r = run_cli("--version")
     assert r.returncode == 0
     assert r.stdout.strip() == f"bgnet {importlib.metadata.version('bgnet')}"
+
+
+def test_a_caught_interrupt_exits_130_when_run_as_a_module(tmp_path):
+    """A Ctrl-C that lands inside ``eval`` of a string (namedtuple does it while modules import)
+    and that bgnet catches still ends ``python -m ...`` with exit code 130, not death by SIGINT."""
+    package = tmp_path / "interrupted"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "import sys\n"
+        "import bgnet.cli\n"
+        "def stop():\n"
+        "    raise KeyboardInterrupt\n"
+        "def main():\n"
+        "    try:\n"
+        "        eval('stop()')\n"
+        "    except KeyboardInterrupt:\n"
+        "        return bgnet.cli.EXIT_INTERRUPTED\n"
+        "bgnet.cli.main = main\n"
+        "sys.exit(bgnet.cli.run())\n")
+    done = subprocess.run([sys.executable, "-m", "interrupted"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 130, done.stderr

@@ -158,5 +158,20 @@ def run() -> int:
 
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == EXIT_INTERRUPTED:
+        _forget_the_caught_interrupt()
     return code
+
+
+def _forget_the_caught_interrupt() -> None:
+    """CPython 3.11 marks a Ctrl-C as unhandled when it passes through ``eval`` of a string (as
+    ``collections.namedtuple`` does while a module imports), even though bgnet caught it; run as
+    ``python -m bgnet.cli`` the process then dies by SIGINT (-2) instead of exiting 130. Clear the
+    mark where the interpreter exposes it."""
+    import ctypes
+
+    try:
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (AttributeError, ValueError):  # another interpreter, or a version without the mark
+        pass
 
