@@ -4,6 +4,7 @@ verb gives."""
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import socket
 import subprocess
 import sys
@@ -288,3 +289,17 @@ def test_a_caught_interrupt_exits_130_when_run_as_a_module(tmp_path):
     done = subprocess.run([sys.executable, "-m", "interrupted"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 130, done.stderr
+
+
+def test_output_piped_into_a_reader_that_stopped_ends_quietly():
+    """`bgnet --help | head -0`: the reader is gone before bgnet writes, and bgnet says nothing
+    about a broken pipe."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        bgnet = subprocess.run([sys.executable, "-m", "bgnet.cli", "--help"], stdout=write_end,
+                               stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert bgnet.returncode == 0, bgnet.stderr
+    assert "Traceback" not in bgnet.stderr and "BrokenPipe" not in bgnet.stderr

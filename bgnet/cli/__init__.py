@@ -17,6 +17,7 @@ argument types checked before any work starts, and loading a bot named on the co
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable
 
@@ -127,10 +128,6 @@ def main(argv: list[str] | None = None) -> int:
                 require(NEEDS[name], "train", f"bgnet {name}")
             _say_if_compiling()
         return COMMANDS[name][0](rest) or 0
-    except BrokenPipeError:
-        # Output piped into e.g. `head`, which stopped reading: not an error for the user.
-        sys.stderr.close()
-        return 0
     except KeyboardInterrupt:
         print(f"\nbgnet {name}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -156,7 +153,13 @@ def run() -> int:
     down, the work done) no longer turns a finished command into a death by signal."""
     import signal
 
-    code = main()
+    try:
+        code = main()
+    except BrokenPipeError:
+        # Output piped into e.g. `head`, which stopped reading: not an error for the user. What
+        # is still buffered goes nowhere, so the interpreter's last flush cannot fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if code == EXIT_INTERRUPTED:
         _forget_the_caught_interrupt()
