@@ -127,6 +127,13 @@ def test_argparse_mistakes_are_one_line_too(capsys):
     assert_one_line(err, "bench", "bgnet bench er")
 
 
+@pytest.mark.parametrize("verb", sorted(set(cli.COMMANDS) - {"train"}))  # train takes KEY=VALUE
+def test_every_verb_answers_an_unknown_option_in_one_line(verb, capsys):
+    code, _, err = call(capsys, *verb.split(), "--bogus")
+    assert code == EXIT_USAGE
+    assert_one_line(err, verb, f"bgnet {verb} --help")
+
+
 def test_an_unknown_command_names_the_commands(capsys):
     code, _, err = call(capsys, "evaluate")
     assert code == EXIT_USAGE

@@ -27,12 +27,10 @@ def export_main(argv: list[str]) -> int:
     (missing, corrupt, or holding a net that cannot be exported); 1 the export disagrees with the
     torch net.
     """
-    p = argparse.ArgumentParser(prog="bgnet export",
-                                description="Export a training checkpoint as an ONNX bot that plays "
-                                            "without torch (onnxruntime + numpy).",
-                                epilog="example:\n  bgnet export runs/my-run/checkpoints/latest.pt "
-                                       "--out my-bot.onnx",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="bgnet export",
+                       description="Export a training checkpoint as an ONNX bot that plays without "
+                                   "torch (onnxruntime + numpy).",
+                       examples=("bgnet export runs/my-run/checkpoints/latest.pt --out my-bot.onnx",))
     p.add_argument("checkpoint", help="a training checkpoint (.pt)")
     p.add_argument("--out", help="the ONNX file to write, in an existing folder (default: the "
                                  "checkpoint's name with .onnx)")

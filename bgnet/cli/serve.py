@@ -48,11 +48,10 @@ def _positive(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Serve a bot over HTTP: bgnet's API, "
-                                "wildbg's /move and /eval, a page to play it at /, the API "
-                                "described at /docs.", formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="examples:\n  bgnet serve                      # then open http://127.0.0.1:8080/\n"
-                                       "  bgnet serve --bot bgnet-default --ply 2 --port 8081")
+    p = ArgumentParser(prog=PROG, description="Serve a bot over HTTP: bgnet's API, wildbg's /move "
+                       "and /eval, a page to play it at /, the API described at /docs.",
+                       examples=("bgnet serve                      # then open http://127.0.0.1:8080/",
+                                 "bgnet serve --bot bgnet-default --ply 2 --port 8081"))
     p.add_argument("--bot", help="the bot: an exported .onnx, a checkpoint .pt, gnubg:N, pubeval "
                    "or random (default: the bot shipped with bgnet)")
     p.add_argument("--ply", type=_ply, help="search depth of a network bot (0, 1, 2) or gnubg")
