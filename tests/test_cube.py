@@ -328,3 +328,63 @@ def test_agrees_with_gnubg_nn(cases):
     # A different model of the live cube (J. Heled's), so close decisions may differ.
     assert tally.agreement >= 0.9, tally.report()
     assert np.mean(np.abs(tally.diffs)) < 0.01, tally.report()
+
+
+@needs_program
+def test_search_one_roll_ahead_agrees_with_gnubg_program_at_1ply(cases):
+    # bgnet's cubeful search (bgnet.cube.lookahead) over the tree GNU Backgammon searches at
+    # 1-ply, fed gnubg's own probabilities after gnubg's moves: the same equities to a few
+    # thousandths, much nearer than Janowski's model applied once to averaged probabilities.
+    refs = VERIFY.gnubg_program_decisions(cases, PROGRAM, plies=1)
+    search, cheap = VERIFY.compare_lookahead_with_program(cases, refs)
+    assert search.n == len(cases) and search.n - search.trivial >= 25
+    assert search.agreement >= 0.95, search.report()
+    assert np.mean(np.abs(search.diffs)) < 0.006, search.report()
+    assert np.mean(np.abs(search.diffs)) < 0.5 * np.mean(np.abs(cheap.diffs)), cheap.report()
+
+
+# ---------------------------------------------------------------------------------------------
+# The cube searched one roll ahead (bgnet.cube.lookahead)
+
+
+def _same_every_roll(p, ctx, x=0.7):
+    from bgnet.cube.lookahead import decide_after_rolls
+    from bgnet.engine.movegen import ROLL_WEIGHTS
+
+    board = start_position()  # contact: the efficiency is the contact value x
+    rolls = np.tile(np.asarray(p, np.float64), (21, 1))
+    after = np.repeat(board[None], 21, axis=0)
+    eff = CubeEfficiency(contact=x)
+    base = decide_context(p, ctx, board, efficiency=eff)
+    return decide_after_rolls(rolls, ROLL_WEIGHTS, after, ctx, base, efficiency=eff), base
+
+
+def test_one_roll_ahead_by_hand():
+    # Every roll leaves the player at 90 % in a gammonless game, x = 0.7. No double: the
+    # opponent on roll, at 10 %, has no double of his own, so 0.3 * 0.8 (dead) + 0.7 * 1 (live,
+    # past the player's cash point) = 0.94. Double/take: the opponent
+    # owns the 2-cube at 10 %: 0.3 * -0.8 + 0.7 * -0.75 (live, owned: -1 + 2 * 0.1 / 0.8) =
+    # -0.765 a cube for him, +1.53 for the doubler. So double, and the opponent passes.
+    d, _ = _same_every_roll((0.9, 0.0, 0.0, 0.0, 0.0), MatchContext())
+    assert d.action == "double_pass" and d.double and not d.take
+    assert d.no_double == pytest.approx(0.94) and d.double_take == pytest.approx(1.53)
+    assert d.double_pass == 1.0
+
+
+def test_one_roll_ahead_keeps_what_the_context_forbids():
+    # The cube is the opponent's: nothing to decide, the decision at 0 ply stands.
+    ctx = MatchContext(cube_value=2, cube_owner=0, player_on_roll=1)
+    d, base = _same_every_roll((0.6, 0.1, 0.0, 0.1, 0.0), ctx)
+    assert d is base and not d.cube_available
+    # The Crawford game: dead cube in a match, no double.
+    craw = MatchContext(match_length=7, score=(6, 3), crawford=True)
+    assert _same_every_roll((0.6, 0.1, 0.0, 0.1, 0.0), craw)[0].action == "no_double"
+
+
+def test_one_roll_ahead_in_a_match_is_in_match_winning_chances():
+    ctx = MatchContext(match_length=7, score=(2, 3))
+    d, base = _same_every_roll((0.72, 0.2, 0.01, 0.05, 0.0), ctx)
+    for mwc in (d.mwc_no_double, d.mwc_double_take, d.mwc_double_pass):
+        assert 0.0 < mwc < 1.0
+    assert d.mwc_double_pass == base.mwc_double_pass  # cashing does not depend on the search
+    assert d.action in ACTIONS

@@ -328,6 +328,47 @@ def compare_with_program(cases, refs) -> Tally:
     return tally
 
 
+def gnubg_rolls_ahead(board):
+    """For the player on roll in ``board``: his probabilities after GNU Backgammon's 0-ply best
+    move for each of the 21 rolls (gnubg_nn's net), and those afterstates: what
+    :func:`bgnet.cube.lookahead.decide_after_rolls` needs to search the cube one roll ahead."""
+    from bgnet.bots.gnubg_bots import GnubgBot
+    from bgnet.engine.movegen import ROLLS
+
+    bot = GnubgBot(0)
+    boards = np.repeat(np.asarray(board, np.int8)[None], len(ROLLS), axis=0)
+    after, _ = bot.choose_moves(boards, ROLLS)
+    return np.asarray(bot.afterstate_probabilities(after), np.float64), after
+
+
+def compare_lookahead_with_program(cases, refs) -> tuple[Tally, Tally]:
+    """bgnet's cube decisions one roll ahead (:mod:`bgnet.cube.lookahead`), fed gnubg_nn's
+    0-ply probabilities after gnubg's move for every roll, against the program's 1-ply cube
+    analysis: both search the same tree, so this checks the search. Beside it, for scale, the
+    cheap way: Janowski's model applied once to the probabilities averaged over the rolls."""
+    from bgnet.cube.lookahead import decide_after_rolls
+    from bgnet.engine.movegen import ROLL_WEIGHTS
+
+    what = "(fed gnubg_nn's 0-ply probabilities after gnubg's moves)"
+    search = Tally(f"GNU Backgammon 1.07 program, 1-ply cubeful: bgnet's search {what}")
+    cheap = Tally(f"the same, bgnet's averaged probabilities at 0-ply {what}")
+    for (cat, board, ctx), ref in zip(cases, refs):
+        p_rolls, after = gnubg_rolls_ahead(board)
+        averaged = (p_rolls * ROLL_WEIGHTS[:, None]).sum(axis=0)
+        base = decide_context(averaged, ctx, board)
+        mine = decide_after_rolls(p_rolls, ROLL_WEIGHTS, after, ctx, base)
+        for tally, d in ((search, mine), (cheap, base)):
+            if not ref.available:
+                tally.add(cat, ref, d)
+                continue
+            diffs = [getattr(d, name) - ref.equities[key] for key, name in
+                     (("nd", "no_double"), ("dt", "double_take")) if key in ref.equities]
+            if exact_bearoff(board):
+                diffs, tally.exact_bearoff = [], tally.exact_bearoff + 1
+            tally.add(cat, ref, d, diffs, describe(ctx, averaged))
+    return search, cheap
+
+
 def exact_bearoff(board) -> bool:
     """Positions in GNU Backgammon's two-sided bear-off database (up to 6 checkers a side, all
     home), where the program uses exact cubeful money equities instead of Janowski's formula (in
@@ -363,11 +404,30 @@ def compare_with_gnubg_nn(cases, met=None, name="") -> Tally:
     return tally
 
 
+def check_lookahead(positions: int, seed: int) -> int:
+    program = gnubg_program()
+    if program is None:
+        print("GNU Backgammon program not found (apt-get install gnubg)")
+        return 1
+    cases = sample_cases(positions, seed)
+    t = time.time()
+    refs = gnubg_program_decisions(cases, program, plies=1)
+    print(f"{len(cases)} cases; gnubg program at 1-ply: {time.time() - t:.1f} s")
+    for tally in compare_lookahead_with_program(cases, refs):
+        print(tally.report())
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--positions", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plies", type=int, default=0, choices=(0, 1),
+                    help="0: the cube arithmetic at 0-ply (default); 1: bgnet's cube search one "
+                         "roll ahead against the program's 1-ply cube analysis")
     a = ap.parse_args()
+    if a.plies == 1:
+        return check_lookahead(a.positions, a.seed)
     t = time.time()
     cases = sample_cases(a.positions, a.seed)
     print(f"{len(cases)} cases ({time.time() - t:.1f} s to draw)")

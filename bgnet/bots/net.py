@@ -179,11 +179,36 @@ class NetBot(Bot):
         close = [i for i, d in enumerate(decisions) if close_decision(d, window)]
         if close:
             boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
-            again = super().cube_decisions(boards[close], [contexts[i] for i in close], deeper,
-                                           met=met, efficiency=efficiency)
+            some = [contexts[i] for i in close]
+            if self.search.cube_lookahead and deeper == 1:
+                again = self._cubeful_ahead(boards[close], some, met, efficiency)
+            else:
+                again = super().cube_decisions(boards[close], some, deeper, met=met,
+                                               efficiency=efficiency)
             for i, d in zip(close, again):
                 decisions[i] = d
         return decisions
+
+    def _cubeful_ahead(self, boards, contexts, met, efficiency) -> list:
+        """Decisions one roll ahead, cubeful after every roll (:mod:`bgnet.cube.lookahead`);
+        their take points from the probabilities averaged over the rolls, as at 1-ply."""
+        from bgnet.cube import decide_context
+        from bgnet.cube.lookahead import decide_after_rolls
+
+        own_met, own_efficiency = self.cube_settings()
+        met = own_met if met is None else met
+        efficiency = own_efficiency if efficiency is None else efficiency
+        after, probs, best = best_of_all_rolls(self.eval, boards)
+        per_roll = np.asarray(probs[best], np.float64)
+        averaged = mean_over_rolls(per_roll)
+        n = len(ROLLS)
+        out = []
+        for k, (ctx, board) in enumerate(zip(contexts, boards)):
+            base = decide_context(averaged[k], ctx, board, met=met, efficiency=efficiency)
+            rows = slice(n * k, n * (k + 1))
+            out.append(decide_after_rolls(per_roll[rows], ROLL_WEIGHTS, after[best[rows]], ctx,
+                                          base, met=met, efficiency=efficiency))
+        return out
 
     # -- move choice -----------------------------------------------------------------------
     def move_measure(self, contexts):

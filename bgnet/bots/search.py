@@ -64,6 +64,10 @@ class SearchSettings:
     # decision at 1-ply, in half its time there (less in play, where most are clear).
     cube_ply: int = 1
     cube_window: float = 0.1
+    # At 1-ply, search the cube as GNU Backgammon does (cubeful after each roll, the opponent's
+    # cube action included: bgnet.cube.lookahead) rather than apply Janowski's model once to the
+    # probabilities averaged over the rolls.
+    cube_lookahead: bool = False
 
 
 DEFAULT_SETTINGS = SearchSettings()
