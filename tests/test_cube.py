@@ -290,6 +290,21 @@ def test_cube_efficiency_by_kind_of_position():
     assert eff.for_board(home) == 0.6
 
 
+def test_cube_efficiency_of_many_positions_is_that_of_each():
+    from bgnet.engine.sampling import sample_positions
+
+    boards = sample_positions(3000, seed=5)[0].copy()
+    boards[:2, 1] = 0  # game over on either side
+    boards[1, 1, 3] = 2
+    boards[1, 0] = 0
+    eff = CubeEfficiency(contact=0.72, race_coefficient=0.6, race_min=0.65, race_max=0.75,
+                         bearoff=0.65)
+    one_by_one = np.array([eff.for_board(b) for b in boards])
+    np.testing.assert_array_equal(eff.for_boards(boards), one_by_one)
+    assert {0.0, 0.72, 0.65}.issubset(set(one_by_one.tolist()))  # over, contact, bear-off
+    assert ((one_by_one > 0.65) & (one_by_one < 0.75)).any()  # races by pip count
+
+
 # ---------------------------------------------------------------------------------------------
 # Agreement with GNU Backgammon on self-play positions (a subset of tools/verify_cube.py)
 

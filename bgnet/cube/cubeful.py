@@ -31,6 +31,8 @@ import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+import numpy as np
+
 from bgnet.cube.met import MatchEquityTable
 
 CENTRED, MINE, THEIRS = "centred", "mine", "theirs"
@@ -109,6 +111,24 @@ class CubeEfficiency:
         if b[0, 6:].sum() == 0 and b[1, 6:].sum() == 0:
             return self.bearoff
         return self.race(pip_counts(b)[0])
+
+
+    def for_boards(self, boards) -> np.ndarray:
+        """:meth:`for_board` of many positions at once (int8[N, 2, 25]): float64[N]."""
+        b = np.asarray(boards, np.int64).reshape(-1, 2, 25)
+        over = (b[:, 0].sum(axis=1) == 0) | (b[:, 1].sum(axis=1) == 0)
+        idx = np.arange(25)
+        my_back = np.where(b[:, 1] > 0, idx, -1).max(axis=1)
+        opp_back = np.where(b[:, 0] > 0, idx, -1).max(axis=1)
+        # The opponent's rearmost checker on my numbering is 23 - j (his bar: my -1).
+        race = (my_back < 0) | (opp_back < 0) | (my_back < 23 - opp_back)
+        home = (b[:, :, 6:].sum(axis=(1, 2)) == 0)
+        pips = (b[:, 1] * np.arange(1, 26)).sum(axis=1)
+        in_race = np.round(np.clip(self.race_coefficient + self.race_factor * pips,
+                                   self.race_min, self.race_max), 10)
+        x = np.where(home, self.bearoff, in_race)
+        x = np.where(race, x, self.contact)
+        return np.where(over, 0.0, x)
 
 
 def resolve_efficiency(efficiency, board=None) -> float:

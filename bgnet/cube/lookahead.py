@@ -23,6 +23,7 @@ import numpy as np
 
 from bgnet.cube.cubeful import (
     THEIRS,
+    CubeEfficiency,
     MatchScore,
     match_cubeful,
     money_cubeful,
@@ -39,13 +40,22 @@ def _flip(p) -> tuple[float, float, float, float, float]:
     return 1.0 - win, lg, lbg, wg, wbg
 
 
-def _leaf_value(p_mover, after, ctx: MatchContext, met, efficiency) -> float:
-    """The mover's value after his move (afterstate ``after``, ``[opponent, mover]``), the
-    opponent on roll in ``ctx`` with his proper cube action there: MWC in a match, points per
+def _leaf_efficiencies(after: np.ndarray, efficiency) -> np.ndarray:
+    """Janowski's x for each afterstate's position, the opponent on roll there."""
+    leaves = np.ascontiguousarray(np.asarray(after)[:, ::-1])  # [mover, opponent]
+    if efficiency is None:
+        efficiency = CubeEfficiency()
+    if isinstance(efficiency, CubeEfficiency):
+        return efficiency.for_boards(leaves)
+    return np.full(len(leaves), resolve_efficiency(efficiency))
+
+
+def _leaf_value(p_mover, x: float, ctx: MatchContext, met) -> float:
+    """The mover's value after his move (his probabilities ``p_mover``, efficiency ``x`` there),
+    the opponent on roll in ``ctx`` with his proper cube action: MWC in a match, points per
     unit of ``ctx``'s cube in money play. The equities are :func:`bgnet.cube.decide_context`'s,
     without the take point it also finds (the search needs 42 of these a decision)."""
     q = _flip(p_mover)
-    x = resolve_efficiency(efficiency, after[::-1])  # the opponent on roll: [mover, opponent]
     owner = _relative_owner(ctx)
     if ctx.is_money:
         nd = money_cubeful(q, owner, x, ctx.jacoby)
@@ -85,9 +95,9 @@ def decide_after_rolls(p_rolls: np.ndarray, weights: np.ndarray, after: np.ndarr
     no_double = ctx.replace(player_on_roll=them)
     doubled = ctx.replace(player_on_roll=them, cube_value=2 * ctx.cube_value, cube_owner=them)
     nd = dt = 0.0
-    for p, w, a in zip(p_rolls, weights, after):
-        nd += float(w) * _leaf_value(p, a, no_double, table, efficiency)
-        dt += float(w) * _leaf_value(p, a, doubled, table, efficiency)
+    for p, w, x in zip(p_rolls, weights, _leaf_efficiencies(after, efficiency)):
+        nd += float(w) * _leaf_value(p, float(x), no_double, table)
+        dt += float(w) * _leaf_value(p, float(x), doubled, table)
     gammons = float(np.max(p_rolls[:, 1])) > 0.0  # as at 0 ply: can the player win a gammon
     if ctx.is_money:
         nd_eq, dt_eq, dp_eq = nd, 2.0 * dt, 1.0
