@@ -147,6 +147,8 @@ def test_bench_cube_errors(tmp_path, capsys):
 
 
 def test_a_0ply_net_bot_makes_its_close_cube_decisions_again_at_1ply():
+    import dataclasses
+
     from bgnet.bots.net import close_decision
 
     bot = load_bot("bgnet-deep")
@@ -156,15 +158,29 @@ def test_a_0ply_net_bot_makes_its_close_cube_decisions_again_at_1ply():
     at1 = bot.cube_decisions(bench.boards, contexts, 1)
     close = [close_decision(d, bot.search.cube_window) for d in at0]
     assert 0 < sum(close) < len(close)
+    # By default the close ones are searched one roll ahead, cubeful after each roll
+    # (bgnet.cube.lookahead): the take point and cubeless equity of the 1-ply probabilities,
+    # the search's equities and action.
+    searched = bot.cube_decisions(bench.boards, contexts)
+    assert bot.search.cube_lookahead
+    for d, d0, d1, c in zip(searched, at0, at1, close):
+        if not c:
+            assert d == d0
+        else:
+            assert (d.take_point, d.cubeless_equity) == (d1.take_point, d1.cubeless_equity)
+    assert any(d.no_double != d1.no_double for d, d1, c in zip(searched, at1, close) if c)
+    # Without the search, the close ones are the 1-ply decisions themselves.
+    bot.search = dataclasses.replace(bot.search, cube_lookahead=False)
     for d, d0, d1, c in zip(bot.cube_decisions(bench.boards, contexts), at0, at1, close):
         assert d == (d1 if c else d0)
+    bot.search = dataclasses.replace(bot.search, cube_lookahead=True)
     # The bench measures what bgnet eval plays; --ply asks for one depth throughout.
     double, take = bot_decisions(bot, bench)
-    assert double.tolist() == [d.double for d in bot.cube_decisions(bench.boards, contexts)]
+    assert double.tolist() == [d.double for d in searched]
     assert bot_decisions(bot, bench, 0)[0].tolist() == [d.double for d in at0]
     # One position through the Position ID API is decided the same way.
     from bgnet.engine.position_id import position_id
     from bgnet.formats.match_id import match_id
 
     i = close.index(True)
-    assert bot.cube_decision(position_id(bench.boards[i]), match_id(contexts[i])) == at1[i]
+    assert bot.cube_decision(position_id(bench.boards[i]), match_id(contexts[i])) == searched[i]

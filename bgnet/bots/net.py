@@ -199,8 +199,8 @@ class NetBot(Bot):
         met = own_met if met is None else met
         efficiency = own_efficiency if efficiency is None else efficiency
         after, probs, best = best_of_all_rolls(self.eval, boards)
+        averaged = mean_over_rolls(probs[best])  # as at 1-ply (_expected_over_rolls)
         per_roll = np.asarray(probs[best], np.float64)
-        averaged = mean_over_rolls(per_roll)
         n = len(ROLLS)
         out = []
         for k, (ctx, board) in enumerate(zip(contexts, boards)):

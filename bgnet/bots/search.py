@@ -67,7 +67,7 @@ class SearchSettings:
     # At 1-ply, search the cube as GNU Backgammon does (cubeful after each roll, the opponent's
     # cube action included: bgnet.cube.lookahead) rather than apply Janowski's model once to the
     # probabilities averaged over the rolls.
-    cube_lookahead: bool = False
+    cube_lookahead: bool = True
 
 
 DEFAULT_SETTINGS = SearchSettings()
