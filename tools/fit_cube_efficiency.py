@@ -8,7 +8,7 @@ whose efficiency x bgnet sets by kind of position as GNU Backgammon does at 0 pl
 races 0.6 to 0.7 by pip count, bear-offs 0.6). Those values suit GNU Backgammon's own net; another
 net's probabilities may be served better by others. This tool tries a grid of efficiencies (the
 contact value, and a shift of every race and bear-off value), the bot's own rule of decision
-unchanged (a 0-ply net making its close decisions again at 1-ply), on the positions of ``bgnet
+unchanged (a 0-ply net searching its close decisions one roll ahead), on the positions of ``bgnet
 bench cube`` judged by GNU Backgammon at 2-ply.
 
 The fit is honest about its sample: it chooses on the even-numbered positions and reports the
@@ -27,7 +27,7 @@ import bgnet
 from bgnet.cube import DEFAULT_MET, CubeEfficiency
 from bgnet.measure.cube_bench import CubeBenchmark, load_benchmark, rate_row
 
-CONTACT = (0.66, 0.68, 0.70, 0.72, 0.74, 0.76, 0.78)
+CONTACT = (0.66, 0.68, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80, 0.82)
 RACE_SHIFT = (0.0, 0.05)
 
 
