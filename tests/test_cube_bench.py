@@ -158,20 +158,20 @@ def test_a_0ply_net_bot_makes_its_close_cube_decisions_again_at_1ply():
     at1 = bot.cube_decisions(bench.boards, contexts, 1)
     close = [close_decision(d, bot.search.cube_window) for d in at0]
     assert 0 < sum(close) < len(close)
-    # By default the close ones are searched one roll ahead, cubeful after each roll
-    # (bgnet.cube.lookahead): the take point and cubeless equity of the 1-ply probabilities,
-    # the search's equities and action.
     searched = bot.cube_decisions(bench.boards, contexts)
-    assert bot.search.cube_lookahead
     for d, d0, d1, c in zip(searched, at0, at1, close):
-        if not c:
-            assert d == d0
-        else:
-            assert (d.take_point, d.cubeless_equity) == (d1.take_point, d1.cubeless_equity)
-    assert any(d.no_double != d1.no_double for d, d1, c in zip(searched, at1, close) if c)
-    # Without the search, the close ones are the 1-ply decisions themselves.
+        assert d == (d1 if c else d0)
+    # At 1-ply a decision is searched one roll ahead, cubeful after each roll, by default
+    # (bgnet.cube.lookahead): the take point and cubeless equity of the probabilities averaged
+    # over the rolls, the search's equities and action.
+    assert bot.search.cube_lookahead
     bot.search = dataclasses.replace(bot.search, cube_lookahead=False)
-    for d, d0, d1, c in zip(bot.cube_decisions(bench.boards, contexts), at0, at1, close):
+    averaged = bot.cube_decisions(bench.boards, contexts, 1)
+    for d, d1 in zip(averaged, at1):
+        assert (d.take_point, d.cubeless_equity) == (d1.take_point, d1.cubeless_equity)
+    assert any(d.no_double != d1.no_double for d, d1 in zip(averaged, at1))
+    # Without the search, the close ones are those averaged decisions.
+    for d, d0, d1, c in zip(bot.cube_decisions(bench.boards, contexts), at0, averaged, close):
         assert d == (d1 if c else d0)
     bot.search = dataclasses.replace(bot.search, cube_lookahead=True)
     # The bench measures what bgnet eval plays; --ply asks for one depth throughout.

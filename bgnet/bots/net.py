@@ -169,9 +169,14 @@ class NetBot(Bot):
     def cube_decisions(self, boards: np.ndarray, contexts, ply: int | None = None, *, met=None,
                        efficiency=None) -> list:
         """:meth:`Bot.cube_decisions`; a bot searching less deeply than ``search.cube_ply`` and
-        asked for no particular depth makes its close decisions again from probabilities at
-        that depth (the average over the 21 rolls at 1-ply), as GNU Backgammon's move filters
-        look deeper only at the close candidates."""
+        asked for no particular depth makes its close decisions again at that depth, as GNU
+        Backgammon's move filters look deeper only at the close candidates. At 1-ply a decision
+        is searched one roll ahead, cubeful after each roll (``search.cube_lookahead``:
+        :mod:`bgnet.cube.lookahead`), else made from the probabilities averaged over the rolls."""
+        depth = self.ply if ply is None else check_ply(ply)
+        if depth == 1 and self.search.cube_lookahead:
+            return self._cubeful_ahead(np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25),
+                                       list(contexts), met, efficiency)
         decisions = super().cube_decisions(boards, contexts, ply, met=met, efficiency=efficiency)
         deeper, window = self.search.cube_ply, self.search.cube_window
         if ply is not None or self.ply >= deeper:
@@ -180,11 +185,8 @@ class NetBot(Bot):
         if close:
             boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
             some = [contexts[i] for i in close]
-            if self.search.cube_lookahead and deeper == 1:
-                again = self._cubeful_ahead(boards[close], some, met, efficiency)
-            else:
-                again = super().cube_decisions(boards[close], some, deeper, met=met,
-                                               efficiency=efficiency)
+            again = self.cube_decisions(boards[close], some, deeper, met=met,
+                                        efficiency=efficiency)
             for i, d in zip(close, again):
                 decisions[i] = d
         return decisions
