@@ -63,9 +63,10 @@ def eval_main(argv: list[str]) -> int:
                         "money equity, as without a cube (default: by the match's own measure, "
                         "cubeful match winning chances at the score or cubeful money equity)")
     p.add_argument("--cube-ply", type=int, choices=(0, 1, 2), metavar="N",
-                   help="with --match or --cube: net bots make their cube decisions from "
-                        "probabilities at this depth (0, 1 or 2; default: a bot at 0-ply makes "
-                        "its close ones again at 1-ply, a deeper bot uses its own depth)")
+                   help="with --match or --cube: net bots make their cube decisions at this "
+                        "depth (0, 1 or 2; 1: searched one roll ahead, cubeful after each roll; "
+                        "default: a bot at 0-ply makes its close ones again at 1-ply, a deeper "
+                        "bot uses its own depth)")
     _add_device(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
