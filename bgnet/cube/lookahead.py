@@ -8,9 +8,10 @@ Janowski's model (:mod:`bgnet.cube.cubeful`). One roll ahead there are two ways 
   cube action there (he doubles where doubling is right for him), and average those cubeful
   equities: what GNU Backgammon's cubeful search does at 1 ply.
 
-The second keeps what the first averages away: after a bad roll the opponent may double the
-player out (a market loser for him, the player's equity capped at losing the cube), after a good
-one the player may have lost his market. This module does the second, from the mover's
+The second keeps what the first averages away: the model is not linear in the probabilities
+(it bends at take and cash points), so the rolls after which the player would have lost his
+market, or after which the opponent doubles him out (his equity then capped at losing the cube),
+count as they fall rather than through their average. This module does the second, from the mover's
 probabilities after his best move for each roll (the search supplies them). For each roll the
 opponent on roll is valued in the two cube states that matter, the cube as it is (no double) and
 the cube doubled and his (double/take); his value is that of his proper cube action there
