@@ -107,7 +107,8 @@ def cube_action(nd: float, dt: float, dp: float, gammons_possible: bool) -> str:
     return "too_good"
 
 
-def _relative_owner(ctx: MatchContext) -> str:
+def relative_owner(ctx: MatchContext) -> str:
+    """Who owns the cube seen from the player on roll: CENTRED, MINE or THEIRS."""
     if ctx.cube_owner == CENTERED:
         return CENTRED
     if ctx.cube_owner not in (0, 1):
@@ -161,7 +162,7 @@ def decide_context(probabilities, ctx: MatchContext, position=None, *,
     probs = check_probabilities(probabilities)
     _check_context(ctx)
     x = resolve_efficiency(efficiency, position)
-    owner = _relative_owner(ctx)
+    owner = relative_owner(ctx)
     available = ctx.may_double(ctx.player_on_roll)
     gammons = probs[1] > 0.0
     if ctx.is_money:

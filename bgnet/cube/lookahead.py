@@ -30,7 +30,7 @@ from bgnet.cube.cubeful import (
     money_cubeful,
     resolve_efficiency,
 )
-from bgnet.cube.decision import CubeDecision, _relative_owner, cube_action
+from bgnet.cube.decision import CubeDecision, cube_action, relative_owner
 from bgnet.cube.met import load_met
 from bgnet.engine.state import MatchContext
 
@@ -57,7 +57,7 @@ def _leaf_value(p_mover, x: float, ctx: MatchContext, met) -> float:
     unit of ``ctx``'s cube in money play. The equities are :func:`bgnet.cube.decide_context`'s,
     without the take point it also finds (the search needs 42 of these a decision)."""
     q = _flip(p_mover)
-    owner = _relative_owner(ctx)
+    owner = relative_owner(ctx)
     if ctx.is_money:
         nd = money_cubeful(q, owner, x, ctx.jacoby)
         if not ctx.may_double(ctx.player_on_roll):
