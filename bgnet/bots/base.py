@@ -250,11 +250,15 @@ class Bot:
                              f"{len(boards)} positions; expected (N, 5)")
         from bgnet.cube import decide_context
 
-        own_met, own_efficiency = self.cube_settings()
-        met = own_met if met is None else met
-        efficiency = own_efficiency if efficiency is None else efficiency
+        met, efficiency = self._cube_settings_or(met, efficiency)
         return [decide_context(p, ctx, b, met=met, efficiency=efficiency)
                 for p, ctx, b in zip(probs, contexts, boards)]
+
+    def _cube_settings_or(self, met=None, efficiency=None):
+        """``(met, efficiency)``: those given, else this bot's own (:meth:`cube_settings`)."""
+        own_met, own_efficiency = self.cube_settings()
+        return (own_met if met is None else met,
+                own_efficiency if efficiency is None else efficiency)
 
     def move_measure(self, contexts):
         """The :class:`bgnet.cube.checker.MoveMeasure` this bot ranks moves by where the cube is

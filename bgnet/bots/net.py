@@ -197,12 +197,11 @@ class NetBot(Bot):
         from bgnet.cube import decide_context
         from bgnet.cube.lookahead import decide_after_rolls
 
-        own_met, own_efficiency = self.cube_settings()
-        met = own_met if met is None else met
-        efficiency = own_efficiency if efficiency is None else efficiency
+        met, efficiency = self._cube_settings_or(met, efficiency)
         after, probs, best = best_of_all_rolls(self.eval, boards)
-        averaged = mean_over_rolls(probs[best])  # as at 1-ply (_expected_over_rolls)
-        per_roll = np.asarray(probs[best], np.float64)
+        chosen = probs[best]
+        averaged = mean_over_rolls(chosen)  # as at 1-ply (_expected_over_rolls)
+        per_roll = np.asarray(chosen, np.float64)
         n = len(ROLLS)
         out = []
         for k, (ctx, board) in enumerate(zip(contexts, boards)):

@@ -96,38 +96,31 @@ class CubeEfficiency:
 
     def race(self, pips: int) -> float:
         """Efficiency in a race where the player on roll has ``pips`` to go."""
+        return float(self._races(np.array([pips]))[0])
+
+    def _races(self, pips: np.ndarray) -> np.ndarray:
         x = self.race_coefficient + self.race_factor * pips
-        return round(min(max(x, self.race_min), self.race_max), 10)
+        return np.round(np.clip(x, self.race_min, self.race_max), 10)
 
     def for_board(self, board) -> float:
         """Efficiency for a position (``[opponent, player on roll]``, bgnet's board layout)."""
-        from bgnet.engine.board import as_board, is_race, pip_counts
+        from bgnet.engine.board import as_board
 
-        b = as_board(board)
-        if b[0].sum() == 0 or b[1].sum() == 0:
-            return 0.0  # game over: nothing left for the cube to do
-        if not is_race(b):
-            return self.contact
-        if b[0, 6:].sum() == 0 and b[1, 6:].sum() == 0:
-            return self.bearoff
-        return self.race(pip_counts(b)[0])
-
+        return float(self.for_boards(as_board(board)[None])[0])
 
     def for_boards(self, boards) -> np.ndarray:
-        """:meth:`for_board` of many positions at once (int8[N, 2, 25]): float64[N]."""
-        b = np.asarray(boards, np.int64).reshape(-1, 2, 25)
-        over = (b[:, 0].sum(axis=1) == 0) | (b[:, 1].sum(axis=1) == 0)
-        idx = np.arange(25)
-        my_back = np.where(b[:, 1] > 0, idx, -1).max(axis=1)
-        opp_back = np.where(b[:, 0] > 0, idx, -1).max(axis=1)
-        # The opponent's rearmost checker on my numbering is 23 - j (his bar: my -1).
-        race = (my_back < 0) | (opp_back < 0) | (my_back < 23 - opp_back)
-        home = (b[:, :, 6:].sum(axis=(1, 2)) == 0)
-        pips = (b[:, 1] * np.arange(1, 26)).sum(axis=1)
-        in_race = np.round(np.clip(self.race_coefficient + self.race_factor * pips,
-                                   self.race_min, self.race_max), 10)
-        x = np.where(home, self.bearoff, in_race)
-        x = np.where(race, x, self.contact)
+        """:meth:`for_board` of many positions at once (int8[N, 2, 25]): float64[N]. Contact,
+        a race by the pips of the player on roll, a bear-off (all checkers home on both sides),
+        0 where the game is over: nothing left for the cube to do."""
+        from bgnet.engine.board import race_mask
+
+        b = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
+        wide = b.astype(np.int64)
+        over = (wide[:, 0].sum(axis=1) == 0) | (wide[:, 1].sum(axis=1) == 0)
+        home = wide[:, :, 6:].sum(axis=(1, 2)) == 0
+        pips = (wide[:, 1] * np.arange(1, 26)).sum(axis=1)
+        x = np.where(home, self.bearoff, self._races(pips))
+        x = np.where(race_mask(b), x, self.contact)
         return np.where(over, 0.0, x)
 
 
