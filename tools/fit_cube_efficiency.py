@@ -2,6 +2,7 @@
 
     python3 tools/fit_cube_efficiency.py --bot bgnet-deep
     python3 tools/fit_cube_efficiency.py --bot bot.onnx --write bot.onnx
+    python3 tools/fit_cube_efficiency.py --gnubg-probabilities
 
 A bot's cube decisions come from its cubeless probabilities and Janowski's live-cube model,
 whose efficiency x bgnet sets by kind of position as GNU Backgammon does at 0 ply (contact 0.68,
@@ -15,6 +16,10 @@ The fit is honest about its sample: it chooses on the even-numbered positions an
 odd-numbered ones, which it never saw, beside the bot's present settings. ``--write PATH`` stores
 the chosen efficiencies in an exported bot's metadata (``cube``), which every cube decision of
 that bot then uses (``bgnet eval``, ``play``, ``serve``, ``analyze``, ``bench cube``).
+
+``--gnubg-probabilities`` puts GNU Backgammon's own probabilities (the benchmark's, from the
+verdict's depth) in place of the bot's, decided at 0-ply: how far the cube model itself, fed
+probabilities as good as the judge's, can agree with the judge.
 """
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ from dataclasses import asdict, replace
 import numpy as np
 
 import bgnet
-from bgnet.cube import DEFAULT_MET, CubeEfficiency
+from bgnet.cube import DEFAULT_MET, CubeEfficiency, decide_context
 from bgnet.measure.cube_bench import CubeBenchmark, load_benchmark, rate_row
 
 CONTACT = (0.66, 0.68, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80, 0.82)
@@ -41,10 +46,20 @@ def candidate(contact: float, race_shift: float) -> CubeEfficiency:
                    bearoff=round(base.bearoff + race_shift, 6))
 
 
-def figures(bot, bench: CubeBenchmark, efficiency, halves) -> dict:
-    """Agreement and cost per decision of the bot's decisions with ``efficiency``, per half."""
+def reference_decisions(bench: CubeBenchmark, efficiency, met) -> list:
+    """Decisions from GNU Backgammon's own probabilities (the benchmark's, at its reference depth)
+    through bgnet's cube model at 0-ply: what the model can reach with probabilities as good as
+    the judge's own."""
+    return [decide_context(bench.probabilities[i], bench.context(i), bench.boards[i], met=met,
+                           efficiency=efficiency) for i in range(len(bench))]
+
+
+def figures(bot, bench: CubeBenchmark, efficiency, halves, met=None) -> dict:
+    """Agreement and cost per decision of the bot's decisions with ``efficiency``, per half; with
+    ``bot`` None, of :func:`reference_decisions` with the table ``met``."""
     contexts = [bench.context(i) for i in range(len(bench))]
-    decisions = bot.cube_decisions(bench.boards, contexts, efficiency=efficiency)
+    decisions = (reference_decisions(bench, efficiency, met) if bot is None else
+                 bot.cube_decisions(bench.boards, contexts, efficiency=efficiency))
     double = np.array([d.double for d in decisions])
     take = np.array([d.take for d in decisions])
     out = {}
@@ -64,15 +79,22 @@ def main() -> None:
                          "(the bot's own file, or a copy: give --bot's file and a new name)")
     ap.add_argument("--out", metavar="PATH.onnx",
                     help="with --write: write the result here instead of over PATH")
+    ap.add_argument("--gnubg-probabilities", action="store_true",
+                    help="decide from GNU Backgammon's own probabilities (the benchmark's) instead "
+                         "of the bot's, at 0-ply: how far the cube model itself can agree")
     a = ap.parse_args()
     if a.out and not a.write:
         ap.error("--out names where --write writes; give --write PATH.onnx too")
+    if a.write and a.gnubg_probabilities:
+        ap.error("--gnubg-probabilities measures the cube model, not a bot: it cannot --write")
     bot = bgnet.load_bot(a.bot)
     bench = load_benchmark(reference=a.reference)
     index = np.arange(len(bench))
     halves = {"fit": index % 2 == 0, "held out": index % 2 == 1, "all": index >= 0}
     met, own = bot.cube_settings()
-    print(f"{bot.name}: cube decisions against GNU Backgammon at {a.reference} on {len(bench)} "
+    judged = None if a.gnubg_probabilities else bot
+    name = f"{bot.name}'s cube model on GNU Backgammon's probabilities" if judged is None else bot.name
+    print(f"{name}: cube decisions against GNU Backgammon at {a.reference} on {len(bench)} "
           "positions; chosen on the even-numbered, reported on the odd-numbered too")
     print(f"{'contact':>8s} {'race+':>6s}   {'fit':>14s}   {'held out':>14s}   {'all':>14s}")
 
@@ -80,13 +102,13 @@ def main() -> None:
         cells = "   ".join(f"{100 * f[h][0]:5.1f} % {f[h][1]:6.2f}" for h in halves)
         print(f"{label}   {cells}")
 
-    present = figures(bot, bench, own, halves)
+    present = figures(judged, bench, own, halves, met)
     show(f"{'own':>8s} {'':>6s}", present)
     best, best_cost = None, np.inf
     for contact in CONTACT:
         for shift in RACE_SHIFT:
             eff = candidate(contact, shift)
-            f = figures(bot, bench, eff, halves)
+            f = figures(judged, bench, eff, halves, met)
             show(f"{contact:8.2f} {shift:+6.2f}", f)
             if f["fit"][1] < best_cost:
                 best, best_cost, best_f = eff, f["fit"][1], f
