@@ -1,15 +1,14 @@
 """Cube package: match equity tables, Janowski cubeful equities, decisions checked against gnubg."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,19 +17,7 @@ from bgnet.cube.cubeful import CENTRED, MINE, THEIRS, MatchScore, money_cubeful,
 from bgnet.engine.board import start_position
 from bgnet.engine.state import CENTERED, MatchContext
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _verify_module():
-    name = "bgnet_tools_verify_cube"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "verify_cube.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(mod)
-    return mod
-
-
-VERIFY = _verify_module()
+VERIFY = load_tool("verify_cube")
 PROGRAM = VERIFY.gnubg_program()
 needs_program = pytest.mark.skipif(
     PROGRAM is None,

@@ -1,28 +1,16 @@
 """tools/fit_cube_efficiency.py: the cube model fed GNU Backgammon's own probabilities."""
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_tool
 
 from bgnet.cube import DEFAULT_MET, CubeEfficiency
 from bgnet.measure.cube_bench import load_benchmark, rate_row
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("bgnet_tools_fit_cube", ROOT / "tools" / "fit_cube_efficiency.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bgnet_tools_fit_cube"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-FIT = _tool()
+FIT = load_tool("fit_cube_efficiency")
 
 
 def test_gnubg_probabilities_with_gnubg_efficiencies_give_gnubg_0ply_decisions():

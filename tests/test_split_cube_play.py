@@ -1,11 +1,8 @@
 """tools/split_cube_play.py: a player made of one bot's checker plays and another's cube."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from conftest import load_tool
 
 from bgnet.bots import load_bot
 from bgnet.bots.simple import RandomBot
@@ -13,18 +10,7 @@ from bgnet.engine.board import start_position
 from bgnet.engine.state import MatchContext
 from bgnet.measure.cube_play import play_money_cube
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("bgnet_tools_split", ROOT / "tools" / "split_cube_play.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bgnet_tools_split"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-SPLIT = _tool()
+SPLIT = load_tool("split_cube_play")
 
 
 def test_halves_move_like_one_bot_and_double_like_the_other():
