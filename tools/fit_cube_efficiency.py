@@ -54,12 +54,8 @@ def reference_decisions(bench: CubeBenchmark, efficiency, met) -> list:
                            efficiency=efficiency) for i in range(len(bench))]
 
 
-def figures(bot, bench: CubeBenchmark, efficiency, halves, met=None) -> dict:
-    """Agreement and cost per decision of the bot's decisions with ``efficiency``, per half; with
-    ``bot`` None, of :func:`reference_decisions` with the table ``met``."""
-    contexts = [bench.context(i) for i in range(len(bench))]
-    decisions = (reference_decisions(bench, efficiency, met) if bot is None else
-                 bot.cube_decisions(bench.boards, contexts, efficiency=efficiency))
+def figures(decisions: list, bench: CubeBenchmark, halves) -> dict:
+    """Agreement and cost per decision of ``decisions`` (one per position), per half."""
     double = np.array([d.double for d in decisions])
     take = np.array([d.take for d in decisions])
     out = {}
@@ -92,8 +88,17 @@ def main() -> None:
     index = np.arange(len(bench))
     halves = {"fit": index % 2 == 0, "held out": index % 2 == 1, "all": index >= 0}
     met, own = bot.cube_settings()
-    judged = None if a.gnubg_probabilities else bot
-    name = f"{bot.name}'s cube model on GNU Backgammon's probabilities" if judged is None else bot.name
+    contexts = [bench.context(i) for i in range(len(bench))]
+    if a.gnubg_probabilities:
+        name = f"{bot.name}'s cube model on GNU Backgammon's probabilities"
+
+        def decide(efficiency) -> list:
+            return reference_decisions(bench, efficiency, met)
+    else:
+        name = bot.name
+
+        def decide(efficiency) -> list:
+            return bot.cube_decisions(bench.boards, contexts, efficiency=efficiency)
     print(f"{name}: cube decisions against GNU Backgammon at {a.reference} on {len(bench)} "
           "positions; chosen on the even-numbered, reported on the odd-numbered too")
     print(f"{'contact':>8s} {'race+':>6s}   {'fit':>14s}   {'held out':>14s}   {'all':>14s}")
@@ -102,13 +107,13 @@ def main() -> None:
         cells = "   ".join(f"{100 * f[h][0]:5.1f} % {f[h][1]:6.2f}" for h in halves)
         print(f"{label}   {cells}")
 
-    present = figures(judged, bench, own, halves, met)
+    present = figures(decide(own), bench, halves)
     show(f"{'own':>8s} {'':>6s}", present)
     best, best_cost = None, np.inf
     for contact in CONTACT:
         for shift in RACE_SHIFT:
             eff = candidate(contact, shift)
-            f = figures(judged, bench, eff, halves, met)
+            f = figures(decide(eff), bench, halves)
             show(f"{contact:8.2f} {shift:+6.2f}", f)
             if f["fit"][1] < best_cost:
                 best, best_cost, best_f = eff, f["fit"][1], f
