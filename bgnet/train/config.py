@@ -64,6 +64,8 @@ class TrainConfig:
     search_target: float = 0.0  # weight of the 1-ply value in each target (0: plain λ-returns)
     move_filter: int = 0  # contact moves per position the net values in full in self-play, picked
     #                       by a readout of its first hidden layer (0: all; CPU, compiled pass)
+    race_starts: float = 0.0  # chance a fresh self-play game begins where an earlier one broke
+    #                           contact, not at the opening: races for a split net's race half
     max_plies: int = 1000  # a game still running after this many plies is dropped
     checkpoint_every: int = 10000  # games between checkpoints
     keep_checkpoints: int = 20  # numbered checkpoints kept (older ones are deleted)
@@ -95,7 +97,7 @@ class RayConfig:
 # architecture, the pool's size and the game's rules for training (bear-off cut, ply limit) stay.
 PHASE_KEYS = {
     "train": ("lam", "epsilon", "explore_top", "batch_size", "buffer_positions", "epochs", "loss",
-              "search_target", "move_filter"),
+              "search_target", "move_filter", "race_starts"),
     "optim": ("lr", "lr_final", "weight_decay", "new_inputs_from", "new_inputs_lr_scale"),
 }
 
@@ -267,6 +269,10 @@ def check(run: RunConfig) -> None:
     if uses_filter and run.train.mode != "batched":
         raise ConfigError("config key 'train.move_filter' needs train.mode=batched (it runs in the "
                           f"compiled CPU pass of batched self-play); got train.mode={run.train.mode}")
+    races = run.train.race_starts or any(p.train.get("race_starts") for p in run.phases)
+    if races and run.train.mode != "batched":
+        raise ConfigError("config key 'train.race_starts' needs train.mode=batched (the batched "
+                          f"self-play pool keeps the race positions); got train.mode={run.train.mode}")
     if run.phases and run.train.mode != "batched":
         raise ConfigError(f"a recipe's phases need train.mode=batched; got train.mode={run.train.mode}")
     _check_phases(run)
@@ -345,6 +351,7 @@ def _check_train(t: TrainConfig) -> None:
     _number("train.threads", t.threads, lo=0, integer=True)
     _number("train.move_filter", t.move_filter, lo=0, integer=True)
     _number("train.explore_top", t.explore_top, lo=0, integer=True)
+    _number("train.race_starts", t.race_starts, lo=0, hi=1, hi_open=True)
     if t.explore_top == 1:
         raise ConfigError("config key 'train.explore_top' must be 0 (any legal move) or at least 2 "
                           "(the 2nd to K-th best moves); got 1, which never explores")
@@ -400,15 +407,15 @@ def _check_device(dev: Any) -> None:
             raise ConfigError(f"config key 'device' is {dev!r} but this torch build sees no CUDA device")
 
 
-def _number(key: str, v: Any, lo=None, hi=None, integer=False, lo_open=False) -> None:
+def _number(key: str, v: Any, lo=None, hi=None, integer=False, lo_open=False, hi_open=False) -> None:
     ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
     if isinstance(v, bool) or not ok_type:
         kind = "a whole number" if integer else "a number"
         raise ConfigError(f"config key '{key}' must be {kind}; got {v!r}")
     if lo is not None and (v <= lo if lo_open else v < lo):
         raise ConfigError(f"config key '{key}' must be {'>' if lo_open else '>='} {lo}; got {v!r}")
-    if hi is not None and v > hi:
-        raise ConfigError(f"config key '{key}' must be <= {hi}; got {v!r}")
+    if hi is not None and (v >= hi if hi_open else v > hi):
+        raise ConfigError(f"config key '{key}' must be {'<' if hi_open else '<='} {hi}; got {v!r}")
 
 
 def _choice(key: str, v: Any, options) -> None:

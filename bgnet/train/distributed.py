@@ -59,7 +59,8 @@ class SelfPlayWorker:
 
     def __init__(self, net_config: dict, seed: list[int], parallel_games: int, lam: float,
                  max_plies: int, epsilon: float, threads: int = 1, bearoff: bool = False,
-                 move_filter: int = 0, search_target: float = 0.0, explore_top: int = 0):
+                 move_filter: int = 0, search_target: float = 0.0, explore_top: int = 0,
+                 race_starts: float = 0.0):
         # One thread each: several workers share a machine's cores, and the pool's network
         # calls are small enough that more threads mostly fight over them.
         set_threads(threads)
@@ -67,7 +68,8 @@ class SelfPlayWorker:
         rng = np.random.default_rng(np.random.SeedSequence(seed))
         self.pool = SelfPlayPool(NetEvaluator(self.net, "cpu"), parallel_games, rng, lam=lam,
                                  max_plies=max_plies, epsilon=epsilon, bearoff=bearoff,
-                                 move_filter=move_filter, explore_top=explore_top)
+                                 move_filter=move_filter, explore_top=explore_top,
+                                 race_starts=race_starts)
         self.search_weight = search_target
         self.searcher = searcher_for(self.net, "cpu", bearoff, move_filter) if search_target else None
         self.version: int | None = None
@@ -181,7 +183,7 @@ class WorkerGroup:
         bearoff = T.bearoff
         self.args = (net_config, T.parallel_games, T.lam, T.max_plies, T.epsilon,
                      settings["worker_threads"], bearoff, T.move_filter, T.search_target,
-                     T.explore_top)
+                     T.explore_top, T.race_starts)
         if bearoff:
             # Build (or check) the cached tables once here, so the workers only load them.
             from bgnet.bearoff import get_database

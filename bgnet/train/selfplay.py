@@ -8,6 +8,10 @@ With ``bearoff=True`` a game ends for training as soon as a move reaches a bear-
 (both sides with all their checkers home, :func:`bgnet.bearoff.is_bearoff`): the bear-off
 database's probabilities for that afterstate are the exact value of the rest of the game, so they
 are its λ-return terminal instead of one played-out result, and the pool starts a fresh game.
+
+With ``race_starts`` above 0 some fresh games begin where an earlier game of the pool broke
+contact instead of at the opening (see :class:`SelfPlayPool`), so that a split net's race half
+learns from many more races than play from the opening gives it.
 """
 from __future__ import annotations
 
@@ -20,12 +24,15 @@ from bgnet.bearoff import is_bearoff
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.simple import segment_argmax
 from bgnet.bots.torch_eval import NetEvaluator
-from bgnet.engine.board import start_position
+from bgnet.engine.board import race_mask, start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity as money_equity
 from bgnet.nn.probs import flip
 from bgnet.train.move_filter import MoveFilter, valued_equity
+
+
+RACE_STARTS_KEPT = 16384  # race positions a pool keeps to start games from (with race_starts > 0)
 
 
 @dataclass
@@ -104,6 +111,13 @@ def ranked_pick(equity, off, explore, top, u):
     return out
 
 
+def _race_starts(p: float) -> float:
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"race_starts is a chance below 1 (games from the opening supply the race "
+                         f"positions); got {p}")
+    return float(p)
+
+
 def likely_points(probs: np.ndarray) -> int:
     """The most likely result, in points for the side whose probabilities ``probs`` (win, wg, wbg,
     lg, lbg; gammons included in wins) are: +1/+2/+3 won, -1/-2/-3 lost.
@@ -135,14 +149,24 @@ class SelfPlayPool:
     ``move_filter``: when above 0, the net values in full only that many contact moves of each
     position, the ones a linear readout of its first hidden layer ranks best
     (:class:`bgnet.train.move_filter.MoveFilter`); 0 values every move.
+
+    ``race_starts``: the chance that a fresh game begins at a race position instead of the
+    opening. The pool keeps the position at which each game from the opening broke contact (the
+    last :data:`RACE_STARTS_KEPT` of them, an older one replaced at random once full) and draws
+    the race starts from those, so they are the races the net's own play leads to. Its games are
+    counted like any other (in a run's game count, results and lengths).
     """
 
     def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
                  lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0,
-                 bearoff: bool = False, move_filter: int = 0, explore_top: int = 0):
+                 bearoff: bool = False, move_filter: int = 0, explore_top: int = 0,
+                 race_starts: float = 0.0):
         if explore_top == 1 or explore_top < 0:
             raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {explore_top}")
         self.explore_top = int(explore_top)
+        self.race_starts = _race_starts(race_starts)
+        self.races = np.empty((RACE_STARTS_KEPT, 2, 25), np.int8)
+        self.races_seen = 0  # race positions met since the pool began (the first ones kept in order)
         self.ev = evaluator
         self.filter = MoveFilter(evaluator, move_filter) if move_filter else None
         self.bearoff = bool(bearoff)
@@ -158,20 +182,45 @@ class SelfPlayPool:
         self.hist = np.empty((n, max_plies + 1, 2, 25), np.int8)
         self.values = np.empty((n, max_plies + 1, 5), np.float32)
         self.explored = np.zeros((n, max_plies + 1), np.bool_)
+        self.opening = np.ones(n, np.bool_)  # the game began at the opening (no double first)
+        self.raced = np.zeros(n, np.bool_)  # the game has reached a race (or began as one)
         for i in range(n):
             self._reset(i)
         self._need_value = True
 
     def _reset(self, i: int) -> None:
-        self.boards[i] = start_position()
+        kept = min(self.races_seen, RACE_STARTS_KEPT)
+        # No draw at all without race starts, so that such runs keep the dice they always had.
+        if self.race_starts and kept and self.rng.random() < self.race_starts:
+            self.boards[i] = self.races[self.rng.integers(kept)]
+            self.opening[i] = False
+            self.raced[i] = True
+        else:
+            self.boards[i] = start_position()
+            self.opening[i] = True
+            self.raced[i] = False
         self.ply[i] = 0
 
-    def configure(self, lam: float, epsilon: float, explore_top: int, move_filter: int) -> None:
+    def _keep_races(self, boards: np.ndarray, live: np.ndarray) -> None:
+        """Keep the positions where games from the opening have just broken contact."""
+        new = np.flatnonzero(live & ~self.raced)
+        new = new[race_mask(boards[new])]
+        for i in new:
+            slot = self.races_seen if self.races_seen < RACE_STARTS_KEPT else self.rng.integers(RACE_STARTS_KEPT)
+            self.races[slot] = boards[i]
+            self.races_seen += 1
+        self.raced[new] = True
+
+    def configure(self, lam: float, epsilon: float, explore_top: int, move_filter: int,
+                  race_starts: float = 0.0) -> None:
         """New settings for the moves still to play (a recipe's next phase); the games in flight
         go on. Their λ-returns use the new λ from here on, as every return is made at a game's end."""
         if explore_top == 1 or explore_top < 0:
             raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {explore_top}")
         self.lam, self.epsilon, self.explore_top = float(lam), float(epsilon), int(explore_top)
+        if race_starts and not self.race_starts:
+            self.raced |= race_mask(self.boards)  # games already racing are no contact break
+        self.race_starts = _race_starts(race_starts)
         keep = self.filter.keep if self.filter is not None else 0
         if move_filter != keep:
             self.filter = MoveFilter(self.ev, move_filter) if move_filter else None
@@ -185,6 +234,9 @@ class SelfPlayPool:
         out = {"boards": self.boards.copy(), "ply": plies, "hist": self.hist[in_game],
                "values": self.values[with_value], "explored": self.explored[in_game],
                "need_value": bool(self._need_value), "bearoff_games": int(self.bearoff_games)}
+        if self.race_starts or self.races_seen:
+            out.update(opening=self.opening.copy(), raced=self.raced.copy(), races_seen=self.races_seen,
+                       races=self.races[:min(self.races_seen, RACE_STARTS_KEPT)].copy())
         if self.filter is not None:
             out["filter"] = self.filter.state()
         return out
@@ -204,13 +256,20 @@ class SelfPlayPool:
         self.explored[in_game] = np.asarray(state["explored"], np.bool_)
         self._need_value = bool(state["need_value"])
         self.bearoff_games = int(state.get("bearoff_games", 0))
+        # Saved without race starts: every game began at the opening and those already in a
+        # race count as kept (no race position to draw from yet).
+        self.opening[:] = np.asarray(state.get("opening", np.ones(self.n, np.bool_)), np.bool_)
+        self.raced[:] = np.asarray(state["raced"], np.bool_) if "raced" in state else race_mask(self.boards)
+        races = np.asarray(state.get("races", np.empty((0, 2, 25), np.int8)), np.int8)
+        self.races[:len(races)] = races
+        self.races_seen = int(state.get("races_seen", 0))
         if self.filter is not None and state.get("filter"):
             self.filter.restore(state["filter"])
 
     def _dice(self) -> np.ndarray:
         dice = self.rng.integers(1, 7, size=(self.n, 2))
         # The opening roll is never a double: each side rolls one die and ties are rolled again.
-        first = self.ply == 0
+        first = (self.ply == 0) & self.opening
         while True:
             tie = first & (dice[:, 0] == dice[:, 1])
             if not tie.any():
@@ -263,13 +322,18 @@ class SelfPlayPool:
         done = (results != 0) | (self.ply >= self.max_plies)
         finished = self._collect(np.flatnonzero(done), results, finals, chosen_probs)
         live = ~done
+        if self.race_starts:
+            self._keep_races(nxt, live)
         self.boards[live] = nxt[live]
         self.values[idx[live], self.ply[live]] = nv[live]
         for i in np.flatnonzero(done):
             self._reset(int(i))
-        if done.any():
+        fresh = idx[done]
+        if self.opening[fresh].all() and len(fresh):
             # Fresh games need the value of the starting position (the same for all).
-            self.values[idx[done], 0] = self.ev.positions(self.boards[done][:1])[0]
+            self.values[fresh, 0] = self.ev.positions(self.boards[fresh][:1])[0]
+        elif len(fresh):
+            self.values[fresh, 0] = self.ev.positions(self.boards[fresh])
         return finished
 
     def _explore(self, best: np.ndarray, equity: np.ndarray, off: np.ndarray):

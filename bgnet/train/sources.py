@@ -72,7 +72,8 @@ class LocalSource:
         self.net, self.device = net, device
         self.pool = SelfPlayPool(NetEvaluator(net, device), train.parallel_games, rng, lam=train.lam,
                                  max_plies=train.max_plies, epsilon=train.epsilon, bearoff=train.bearoff,
-                                 move_filter=self._filter(train), explore_top=train.explore_top)
+                                 move_filter=self._filter(train), explore_top=train.explore_top,
+                                 race_starts=train.race_starts)
         self._search(train)
 
     def _filter(self, train: TrainConfig) -> int:
@@ -92,7 +93,8 @@ class LocalSource:
                          if train.search_target else None)
 
     def configure(self, train: TrainConfig, games: int) -> None:
-        self.pool.configure(train.lam, train.epsilon, train.explore_top, self._filter(train))
+        self.pool.configure(train.lam, train.epsilon, train.explore_top, self._filter(train),
+                            train.race_starts)
         self._search(train)
 
     def games_in_flight(self) -> dict:
