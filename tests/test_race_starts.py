@@ -1,5 +1,6 @@
-"""Race starts (``train.race_starts``): fresh self-play games that begin where an earlier game of
-the pool broke contact, so that a split net's race half learns from more races."""
+"""Training a split net's race half: race starts (``train.race_starts``: fresh self-play games
+that begin where an earlier game of the pool broke contact) and ``train.learn=race`` (only race
+positions learned from, so the contact half stays as it is)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,11 @@ import torch
 
 from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.board import race_mask
+from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import SplitValueNet
+from bgnet.train.loop import train
 from bgnet.train.selfplay import SelfPlayPool
+from tests.test_train import config
 
 
 def pool(race_starts: float, seed: int = 1, games: int = 48) -> SelfPlayPool:
@@ -78,3 +82,19 @@ def test_a_pool_saved_before_race_starts_resumes_with_them():
 def test_race_starts_is_a_chance_below_one(bad):
     with pytest.raises(ValueError, match="race_starts"):
         pool(bad)
+
+
+def test_learning_from_races_alone_leaves_the_contact_half_as_it_was(tmp_path):
+    split = {"model.split": "true", "model.hidden": "[16]", "model.race_hidden": "[8]",
+             "train.buffer_positions": 400, "train.parallel_games": 64}
+    latest = tmp_path / "checkpoints" / "latest.pt"
+    train(config(**split, **{"train.games": 200}), tmp_path)
+    before = load_checkpoint(latest)["net_state"]
+    train(config(**split, **{"train.games": 1200, "train.learn": "race", "train.race_starts": 0.8,
+                             "resume": str(latest)}), tmp_path)
+    after = load_checkpoint(latest)
+    assert after["games"] >= 1200
+    for name, weights in after["net_state"].items():
+        if name.startswith("contact."):
+            assert torch.equal(weights, before[name]), name
+    assert any(not torch.equal(w, before[n]) for n, w in after["net_state"].items() if n.startswith("race."))

@@ -66,7 +66,8 @@ def test_the_experiments_are_the_presets_a_user_can_run():
     ("train.move_filter=-1", "train.move_filter"), ("train.move_filter=2.5", "train.move_filter"),
     ("optim.new_inputs_from=-1", "optim.new_inputs_from"),
     ("optim.new_inputs_lr_scale=0", "optim.new_inputs_lr_scale"),
-    ("train.race_starts=1", "train.race_starts"), ("train.race_starts=-0.5", "train.race_starts"),
+    ("train.learn=contact", "train.learn"), ("train.race_starts=1", "train.race_starts"),
+    ("train.race_starts=-0.5", "train.race_starts"),
 ])
 def test_bad_values_and_unknown_keys_name_their_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
@@ -92,6 +93,12 @@ def test_the_move_filter_needs_batched_self_play_on_the_cpu():
 def test_race_starts_need_batched_self_play():
     with pytest.raises(ConfigError, match="train.race_starts"):
         load_config(compose_train("train.race_starts=0.5", "train.mode=online"))
+
+
+def test_learning_from_races_alone_needs_a_split_net():
+    with pytest.raises(ConfigError, match="train.learn=race"):
+        load_config(compose_train("train.learn=race"))
+    load_config(compose_train("train.learn=race", "model.split=true"))
 
 
 def test_a_scaled_rate_for_new_inputs_needs_batched_mode():

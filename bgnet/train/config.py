@@ -66,6 +66,8 @@ class TrainConfig:
     #                       by a readout of its first hidden layer (0: all; CPU, compiled pass)
     race_starts: float = 0.0  # chance a fresh self-play game begins where an earlier one broke
     #                           contact, not at the opening: races for a split net's race half
+    learn: str = "all"  # positions learned from: all | race (a split net's race half alone learns,
+    #                    its contact half stays exactly as it is)
     max_plies: int = 1000  # a game still running after this many plies is dropped
     checkpoint_every: int = 10000  # games between checkpoints
     keep_checkpoints: int = 20  # numbered checkpoints kept (older ones are deleted)
@@ -97,7 +99,7 @@ class RayConfig:
 # architecture, the pool's size and the game's rules for training (bear-off cut, ply limit) stay.
 PHASE_KEYS = {
     "train": ("lam", "epsilon", "explore_top", "batch_size", "buffer_positions", "epochs", "loss",
-              "search_target", "move_filter", "race_starts"),
+              "search_target", "move_filter", "race_starts", "learn"),
     "optim": ("lr", "lr_final", "weight_decay", "new_inputs_from", "new_inputs_lr_scale"),
 }
 
@@ -273,6 +275,10 @@ def check(run: RunConfig) -> None:
     if races and run.train.mode != "batched":
         raise ConfigError("config key 'train.race_starts' needs train.mode=batched (the batched "
                           f"self-play pool keeps the race positions); got train.mode={run.train.mode}")
+    learns_races = run.train.learn == "race" or any(p.train.get("learn") == "race" for p in run.phases)
+    if learns_races and (run.train.mode != "batched" or not run.model.split):
+        raise ConfigError("config key 'train.learn=race' trains the race half of a split net in batched "
+                          f"self-play; got model.split={run.model.split}, train.mode={run.train.mode}")
     if run.phases and run.train.mode != "batched":
         raise ConfigError(f"a recipe's phases need train.mode=batched; got train.mode={run.train.mode}")
     _check_phases(run)
@@ -340,6 +346,7 @@ def _check_optim(o: OptimConfig) -> None:
 def _check_train(t: TrainConfig) -> None:
     _choice("train.mode", t.mode, ["batched", "online"])
     _choice("train.loss", t.loss, ["mse", "bce"])
+    _choice("train.learn", t.learn, ["all", "race"])
     for key in ("fast_cpu", "bearoff"):
         _bool(f"train.{key}", getattr(t, key))
     for key in ("lam", "epsilon", "search_target"):

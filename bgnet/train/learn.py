@@ -214,6 +214,14 @@ def learn_step(learner: Learner, games: FinishedGames, *, lr: float, epochs: int
     return losses
 
 
+def race_positions(games: FinishedGames) -> FinishedGames:
+    """``games`` with only their race positions kept for learning (results and lengths whole):
+    a split net learning from them moves its race half alone, since a sub-net that gets no row
+    of a minibatch gets no gradient and the optimizer leaves it as it is."""
+    keep = race_mask(games.boards)
+    return FinishedGames(games.boards[keep], games.targets[keep], games.results, games.lengths)
+
+
 def concat_games(parts: list[FinishedGames]) -> FinishedGames:
     """One FinishedGames holding all of ``parts`` in order."""
     if not parts:

@@ -43,6 +43,7 @@ from bgnet.train.learn import (
     concat_games,
     learn_step,
     learning_rate,
+    race_positions,
     resolve_device,
     set_threads,
     weight_norm,
@@ -518,7 +519,7 @@ class Trainer:
         assert self.source is not None, "batched training draws its games from a source"
         fin = self.source.next_games(self.total - self.games)
         if len(fin.results):
-            self.buffer.append(fin)
+            self.buffer.append(race_positions(fin) if T.learn == "race" else fin)
         losses: list[float] = []
         if sum(len(b.boards) for b in self.buffer) >= T.buffer_positions:
             losses = learn_step(self.learner, concat_games(self.buffer), lr=lr, epochs=T.epochs,

@@ -31,7 +31,6 @@ from bgnet.nn.probs import equity as money_equity
 from bgnet.nn.probs import flip
 from bgnet.train.move_filter import MoveFilter, valued_equity
 
-
 RACE_STARTS_KEPT = 16384  # race positions a pool keeps to start games from (with race_starts > 0)
 
 
@@ -153,8 +152,9 @@ class SelfPlayPool:
     ``race_starts``: the chance that a fresh game begins at a race position instead of the
     opening. The pool keeps the position at which each game from the opening broke contact (the
     last :data:`RACE_STARTS_KEPT` of them, an older one replaced at random once full) and draws
-    the race starts from those, so they are the races the net's own play leads to. Its games are
-    counted like any other (in a run's game count, results and lengths).
+    the race starts from those (once it has kept ``n`` of them), so they are the races the net's
+    own play leads to. Their games are counted like any other (in a run's game count, results
+    and lengths).
     """
 
     def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
@@ -190,8 +190,10 @@ class SelfPlayPool:
 
     def _reset(self, i: int) -> None:
         kept = min(self.races_seen, RACE_STARTS_KEPT)
-        # No draw at all without race starts, so that such runs keep the dice they always had.
-        if self.race_starts and kept and self.rng.random() < self.race_starts:
+        # No draw at all without race starts, so that such runs keep the dice they always had;
+        # none either until the pool has met as many races as it plays games, so that the first
+        # few are not started from again and again.
+        if self.race_starts and kept >= self.n and self.rng.random() < self.race_starts:
             self.boards[i] = self.races[self.rng.integers(kept)]
             self.opening[i] = False
             self.raced[i] = True
