@@ -2,6 +2,10 @@
 runs on a local Ray instance (one for the module) with a worker killed mid-run, then a resume, and
 the same learning step as a local run on the same games."""
 import os
+import signal
+import subprocess
+import sys
+import time
 
 # A local instance needs no outside address: keep Ray on the loopback interface (read at import).
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -87,6 +91,32 @@ def test_ray_settings_defaults_and_errors():
         ray_settings(config("train.mode=online"))
     with pytest.raises(ConfigError, match="ray.address"):
         ray_settings(config("ray.address=''"))
+
+
+def test_sigterm_saves_a_ray_run_and_exits_130(tmp_path):
+    """Ray's driver puts in its own SIGTERM handler when it connects (one that ends the process
+    with a stack report and no save); the run takes the signal back and stops as on Ctrl-C."""
+    pytest.importorskip("ray")
+    run = tmp_path / "run"
+    code = "import sys; from bgnet.cli import main; sys.exit(main())"
+    cmd = [sys.executable, "-c", code, "train", "distributed=ray", "ray.workers=1", "train.games=1000000",
+           *SHORT, "eval.final_games=0", f"hydra.run.dir={run}"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    latest = run / "checkpoints" / "latest.pt"
+    try:
+        deadline = time.time() + 120
+        while not latest.exists():
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail(f"no checkpoint in time: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert code == 130, proc.stderr.read().decode()[-2000:]
+    log = (run / "app.log").read_text()
+    assert "stopped at" in log
+    assert load_checkpoint(latest)["games"] >= 100
 
 
 # --------------------------------------------------------------------------------------------

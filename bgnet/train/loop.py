@@ -217,6 +217,14 @@ class StopSignals:
         self.signal = signum
         self.note("stopping: saving at the end of this step (Ctrl-C again to stop at once)")
 
+    def take_back(self) -> None:
+        """Handle the stop signals again where a library has put its own handlers in: Ray's
+        driver, once connected, ends the process on SIGTERM with a stack report and no save."""
+        import signal
+
+        for sig in self.saved:  # empty off the main thread: nothing was installed there
+            signal.signal(sig, self._handle)
+
     def __exit__(self, *exc) -> None:
         import signal
 
@@ -361,6 +369,7 @@ class Trainer:
             # Built before anything is written: a source that cannot start (no Ray cluster at
             # ray.address) leaves the run directory as it was.
             self.source = make_source(self)
+            self.signals.take_back()
             self._restore_play()
             self.learner = self._learner()
             self.step = self._batched_step
