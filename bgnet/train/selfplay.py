@@ -214,7 +214,7 @@ class SelfPlayPool:
         self.raced[new] = True
 
     def configure(self, lam: float, epsilon: float, explore_top: int, move_filter: int,
-                  race_starts: float = 0.0) -> None:
+                  race_starts: float) -> None:
         """New settings for the moves still to play (a recipe's next phase); the games in flight
         go on. Their λ-returns use the new λ from here on, as every return is made at a game's end."""
         if explore_top == 1 or explore_top < 0:
@@ -331,11 +331,12 @@ class SelfPlayPool:
         for i in np.flatnonzero(done):
             self._reset(int(i))
         fresh = idx[done]
-        if self.opening[fresh].all() and len(fresh):
-            # Fresh games need the value of the starting position (the same for all).
-            self.values[fresh, 0] = self.ev.positions(self.boards[fresh][:1])[0]
-        elif len(fresh):
-            self.values[fresh, 0] = self.ev.positions(self.boards[fresh])
+        if len(fresh):
+            # Fresh games need the value of their first position: one value when all begin at
+            # the opening, each its own where some begin at a race.
+            from_opening = self.opening[fresh].all()
+            firsts = self.boards[fresh[:1]] if from_opening else self.boards[fresh]
+            self.values[fresh, 0] = self.ev.positions(firsts)
         return finished
 
     def _explore(self, best: np.ndarray, equity: np.ndarray, off: np.ndarray):
