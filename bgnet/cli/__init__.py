@@ -40,7 +40,7 @@ def _verb(family: str, function: str) -> Callable[[list[str]], int]:
 # training extra brings torch, Hydra, TensorBoard and matplotlib.
 TRAINING = ("torch",)
 NEEDS = {"train": ("torch", "hydra", "omegaconf", "tensorboard"), "export": ("torch", "onnx"),
-         "widen": TRAINING, "deepen": TRAINING, "average": TRAINING, "distill": TRAINING,
+         "widen": TRAINING, "deepen": TRAINING, "average": TRAINING, "merge": TRAINING, "distill": TRAINING,
          "plot": ("matplotlib", "tensorboard")}
 
 COMMANDS = {
@@ -74,6 +74,8 @@ COMMANDS = {
                "insert an identity hidden layer into a checkpoint to train on (--after K)"),
     "average": (_verb("nets", "average_main"),
                 "average the weights of a run's last checkpoints into one net (--last N --out OUT)"),
+    "merge": (_verb("nets", "merge_main"),
+              "merge nets trained apart into one net, the weighted mean of their logits (--out OUT)"),
     "distill": (_verb("train", "distill_main"),
                 "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
     "plot": (_verb("train", "plot_main"),

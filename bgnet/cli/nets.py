@@ -1,6 +1,6 @@
 """The nets family of verbs: ``bgnet export`` (a checkpoint as an ONNX bot,
 :mod:`bgnet.export.onnx_export`) and the verbs that reshape trained nets, ``bgnet widen``,
-``bgnet deepen`` and ``bgnet average`` (:mod:`bgnet.train.surgery`).
+``bgnet deepen``, ``bgnet average`` and ``bgnet merge`` (:mod:`bgnet.train.surgery`).
 
 Widen and deepen write a checkpoint that a run resumes with ``resume=OUT``; the output path is
 checked before any work, and a checkpoint that cannot be read is an unusable input file (exit
@@ -84,7 +84,7 @@ def _export(a) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# bgnet widen, deepen, average
+# bgnet widen, deepen, average, merge
 
 DROPPED = ("the optimizer state is dropped (its shapes no longer fit the net): a run resumed "
            "from {out} starts a fresh optimizer")
@@ -213,6 +213,46 @@ def average_main(argv: list[str]) -> int:
     print(f"averaged {len(games)} checkpoint(s), {games[0]:,} to {games[-1]:,} games -> {a.out}")
     print(f"the rest is the newest one's; its optimizer state and metrics are dropped (they "
           f"belong to its own weights): a run resumed from {a.out} starts a fresh optimizer")
+    return 0
+
+
+def _shares_arg(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0.0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"shares are positive numbers separated by commas, one "
+                                         f"per checkpoint (say 0.65,0.35); got {text!r}")
+    return values
+
+
+def merge_main(argv: list[str]) -> int:
+    """``bgnet merge CKPT CKPT... --out OUT [--shares A,B,...]``."""
+    p = ArgumentParser(
+        prog="bgnet merge",
+        description="Merge nets trained apart (same depth and activations) into one wider net "
+                    "whose logits are the weighted mean of theirs: an ensemble that exports, "
+                    "plays and trains as one net, at the cost of its width. Measure it against "
+                    "its members with bgnet eval before trusting it.",
+        examples=("bgnet merge runs/a/checkpoints/latest.pt runs/b/checkpoints/latest.pt --out ab.pt",
+                  "bgnet merge a.pt b.pt --shares 0.65,0.35 --out ab.pt && bgnet export ab.pt --out ab.onnx"))
+    p.add_argument("inputs", nargs="+", metavar="CKPT", help="two or more checkpoints (.pt)")
+    p.add_argument("--out", type=output_file_arg, required=True,
+                   help="the checkpoint to write, in an existing folder")
+    p.add_argument("--shares", type=_shares_arg, default=None, metavar="A,B,...",
+                   help="the weight of each net's logits, scaled to sum to 1 (default: equal)")
+    a = p.parse_args(argv)
+    if len(a.inputs) < 2:
+        raise BadArgument("bgnet merge needs two or more checkpoints")
+    from bgnet.train.surgery import merge_checkpoints
+
+    nets, merged, shares = merge_checkpoints(a.inputs, a.out, a.shares)
+    for path, net, share in zip(a.inputs, nets, shares):
+        print(f"{path}: {_shape(net)}, share {share:.3f}")
+    print(f"-> {a.out}: {_shape(merged)}")
+    print(f"the rest is {a.inputs[0]}'s, its optimizer state and metrics dropped: a run resumed "
+          f"from {a.out} starts a fresh optimizer")
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Reshaping trained nets, checkpoint to checkpoint (``bgnet widen``, ``bgnet deepen`` and
-``bgnet average``, whose command lines are in :mod:`bgnet.cli.nets`).
+"""Reshaping trained nets, checkpoint to checkpoint (``bgnet widen``, ``bgnet deepen``,
+``bgnet average`` and ``bgnet merge``, whose command lines are in :mod:`bgnet.cli.nets`).
 
 Widen and deepen read a checkpoint, build the larger net that computes the same function
 (:mod:`bgnet.nn.widen`, :mod:`bgnet.nn.deepen`), and write a checkpoint that a run resumes with
@@ -9,6 +9,8 @@ run starts a fresh optimizer).
 
 :func:`average_checkpoints` reads several checkpoints of one run and writes the mean of their
 weights (:mod:`bgnet.nn.average`), with the rest of the newest one's contents.
+:func:`merge_checkpoints` reads nets trained apart and writes the one net that is their
+weighted mean (:mod:`bgnet.nn.merge`), with the rest of the first one's contents.
 """
 from __future__ import annotations
 
@@ -90,6 +92,30 @@ def average_checkpoints(inputs: list[str], out: str, last: int | None = None) ->
                    optimizer_state=None, metrics={})
     save_checkpoint(out, payload)
     return [data.get("games", 0) for _, data, _ in found]
+
+
+def merge_checkpoints(inputs: list[str], out: str, shares: list[float] | None = None):
+    """Write to ``out`` the merge of the nets of the checkpoints ``inputs`` (:func:`bgnet.nn.merge.merge`,
+    ``shares`` one per checkpoint, None: equal), with the rest of the first one's contents but
+    its optimizer state and metrics, and ``merged_from`` saying where each part came from;
+    ``(nets, merged net, shares as used)``."""
+    from bgnet.nn.checkpoint import load_net, save_checkpoint
+    from bgnet.nn.merge import merge, normalized_shares
+
+    if len({str(Path(f).resolve()) for f in inputs}) != len(inputs):
+        raise BadArgument("a checkpoint is named twice: a merge is of nets trained apart")
+    if any(Path(f).resolve() == Path(out).resolve() for f in inputs):
+        raise BadArgument(f"--out {out} is one of the checkpoints to merge; write the merge to a "
+                          "new file so that no checkpoint is lost")
+    found = [load_net(path) for path in inputs]
+    used = normalized_shares(shares, len(inputs))
+    merged = merge([net for net, _ in found], used, inputs)
+    parts = [{"source": Path(path).name, "games": int(data.get("games", 0)), "share": share}
+             for path, (_, data), share in zip(inputs, found, used)]
+    payload = dict(found[0][1], net_config=merged.config(), net_state=merged.state_dict(),
+                   optimizer_state=None, metrics={}, merged_from=parts)
+    save_checkpoint(out, payload)
+    return [net for net, _ in found], merged, used
 
 
 def checkpoint_files(inputs: list[str]) -> list[str]:
