@@ -15,7 +15,8 @@ decodes them): ``format`` (``"bgnet-bot"``), ``format_version``, ``bgnet_version
 ``encoding``, ``inputs``, ``outputs``, ``net_config``, ``layout``, ``games``, ``metrics`` (the
 checkpoint's last measured strength), ``training`` (a summary of the run's configuration),
 ``cube`` (match equity table and cube efficiencies for cube decisions), ``exported`` (UTC date
-and time), ``source`` (the checkpoint's file name).
+and time), ``source`` (the checkpoint's file name) and, for a merge of nets trained apart
+(``bgnet merge``), ``merged_from`` (each part's file name, games and share).
 
 >>> from bgnet.nn.model import ValueNet
 >>> model = build_model(ValueNet("tesauro", 8), {"name": "tiny"})
@@ -198,7 +199,7 @@ def default_metadata(net, data: dict, source: str | os.PathLike | None = None) -
     if split:
         inputs[RACE_INPUT] = "bool[batch]: true where contact is over (bgnet.nn.encode.race_mask)"
     name = Path(source).stem if source else "bgnet"
-    return {
+    meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "bgnet_version": _version(),
@@ -215,6 +216,9 @@ def default_metadata(net, data: dict, source: str | os.PathLike | None = None) -
         "exported": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "source": Path(source).name if source else None,
     }
+    if data.get("merged_from"):  # a merge of nets trained apart (bgnet.nn.merge): its parts
+        meta["merged_from"] = _plain(data["merged_from"])
+    return meta
 
 
 def check_output_path(out_path: str | os.PathLike) -> Path:
