@@ -219,5 +219,17 @@ def test_eval_workers_play_the_same_games_as_one_process(tmp_path):
     d1, d2 = json.loads(one.read_text()), json.loads(two.read_text())
     for key in ("games", "wins", "ppg", "ppg_ci95", "histogram", "mean_plies"):
         assert d1[key] == d2[key]
-    with pytest.raises(BadArgument, match="--workers splits cubeless money games only"):
+    with pytest.raises(BadArgument, match="--workers splits cubeless money games and --match"):
         eval_main(["pubeval", "pubeval", "--cube", "--workers", "2"])
+
+
+def test_eval_workers_play_the_same_matches_as_one_process(tmp_path):
+    shipped = "checkpoints/bgnet-default.onnx"
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    for path, extra in ((one, []), (two, ["--workers", "2"])):
+        assert eval_main([shipped, "bgnet-default", "--match", "3", "--matches", "10", "--seed", "4",
+                          "--quiet", "--json", str(path)] + extra) == 0
+    d1, d2 = json.loads(one.read_text()), json.loads(two.read_text())
+    assert d1["matches"] == d2["matches"] == 10
+    for key in ("bot_a", "bot_b", "wins", "games", "crawford_games", "cube", "mean_plies"):
+        assert d1[key] == d2[key], key

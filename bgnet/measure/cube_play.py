@@ -274,30 +274,95 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     """
     length, matches = _positive(length, "the match length"), _positive(matches, "matches")
     players = cube_players(bot_a, bot_b, met, efficiency, cube_ply)
-    names = mat_names(players[0].name, players[1].name)
-    rows: list[list[tuple]] = [[] for _ in range(matches)]  # per match: the order does not depend on batching
-    winners = np.full(matches, -1, np.int64)
-    records: list[MatchRecord | None] | None = [None] * matches if keep_records else None
-
-    def done(slot: _MatchSlot) -> None:
-        assert slot.match.winner is not None, "a slot is done when its match is over"
-        winners[slot.index] = slot.match.winner
-        if records is not None:
-            records[slot.index] = slot.match.record()
-
     bar = _bar(matches, f"{players[0].name} vs {players[1].name}", "match", progress)
     t0 = time.perf_counter()
     try:
-        _run(lambda i: _MatchSlot(i, length, seed, names, max_cube), matches, players, True,
-             batch, bar, lambda s, g: rows[s.index].append(game_row(g)), done, cubeful_play)
+        rows, winners, records = _match_range(players, length, 0, matches, seed, batch, max_cube,
+                                              cubeful_play, keep_records, bar)
     finally:
         if bar is not None:
             bar.close()
-    seconds = time.perf_counter() - t0
+    return _match_result(players[0].name, players[1].name, length, rows, winners, records,
+                         time.perf_counter() - t0, seed)
+
+
+def play_matches_parallel(spec_a: str, spec_b: str, length: int, matches: int, workers: int,
+                          seed: int = 0, progress: bool = True, *, batch: int = 256,
+                          max_cube: int = MAX_CUBE, cubeful_play: bool = True,
+                          cube_ply: int | None = None, device: str = "cpu") -> MatchPlayResult:
+    """:func:`play_matches` with the matches shared among ``workers`` processes, each loading
+    the bots from their specs (as ``bgnet eval`` names them) with their own cube settings. Match
+    ``i`` rolls the dice it rolls in one process, so the result is the same match for match;
+    only the time differs."""
+    from concurrent.futures import as_completed
+
+    from bgnet.measure import workers as worker_pool
+
+    length, matches = _positive(length, "the match length"), _positive(matches, "matches")
+    n_workers = worker_pool.check_count(workers)
+    step = max(1, -(-matches // (8 * n_workers)))  # several parts a worker: they finish together
+    parts = [(lo, min(lo + step, matches)) for lo in range(0, matches, step)]
+    rows: list[list[tuple]] = [[] for _ in range(matches)]
+    winners = np.full(matches, -1, np.int64)
+    names = (spec_a, spec_b)
+    bar = _bar(matches, f"{spec_a} vs {spec_b}", "match", progress)
+    t0 = time.perf_counter()
+    with worker_pool.pool(n_workers, (spec_a, spec_b), device) as pool:
+        jobs = [pool.submit(_worker_matches, length, lo, hi, seed, batch, max_cube, cubeful_play,
+                            cube_ply) for lo, hi in parts]
+        try:
+            for job in as_completed(jobs):
+                lo, part_rows, part_winners, names = job.result()
+                rows[lo:lo + len(part_rows)] = part_rows
+                winners[lo:lo + len(part_winners)] = part_winners
+                if bar is not None:
+                    bar.update(len(part_winners))
+        finally:
+            if bar is not None:
+                bar.close()
+    return _match_result(names[0], names[1], length, rows, winners, None,
+                         time.perf_counter() - t0, seed)
+
+
+def _worker_matches(length: int, first: int, last: int, seed: int, batch: int, max_cube: int,
+                    cubeful_play: bool, cube_ply: int | None):
+    from bgnet.measure import workers as worker_pool
+
+    bot_a, bot_b = worker_pool.bots()
+    players = cube_players(bot_a, bot_b, None, None, cube_ply)
+    rows, winners, _ = _match_range(players, length, first, last, seed, batch, max_cube,
+                                    cubeful_play, False, None)
+    return first, rows, winners, (players[0].name, players[1].name)
+
+
+def _match_range(players, length: int, first: int, last: int, seed: int, batch: int,
+                 max_cube: int, cubeful_play: bool, keep_records: bool, bar):
+    """Matches ``first`` to ``last - 1`` (match ``i`` rolls the dice of ``(seed, i)``): per match
+    its games' rows, the winner of each, and the records when ``keep_records``."""
+    names = mat_names(players[0].name, players[1].name)
+    n = last - first
+    rows: list[list[tuple]] = [[] for _ in range(n)]  # per match: the order does not depend on batching
+    winners = np.full(n, -1, np.int64)
+    records: list[MatchRecord | None] | None = [None] * n if keep_records else None
+
+    def done(slot: _MatchSlot) -> None:
+        assert slot.match.winner is not None, "a slot is done when its match is over"
+        winners[slot.index - first] = slot.match.winner
+        if records is not None:
+            records[slot.index - first] = slot.match.record()
+
+    _run(lambda i: _MatchSlot(first + i, length, seed, names, max_cube), n, players, True, batch,
+         bar, lambda s, g: rows[s.index - first].append(game_row(g)), done, cubeful_play)
+    return rows, winners, records
+
+
+def _match_result(name_a: str, name_b: str, length: int, rows, winners: np.ndarray, records,
+                  seconds: float, seed: int) -> MatchPlayResult:
+    matches = len(winners)
     table = np.array([row for match in rows for row in match], np.int64).reshape(-1, len(COLUMNS))
     wins = int((winners == 0).sum())
     return MatchPlayResult(
-        bot_a=players[0].name, bot_b=players[1].name, length=length, matches=matches, wins=wins,
+        bot_a=name_a, bot_b=name_b, length=length, matches=matches, wins=wins,
         win_rate=wins / matches, win_rate_ci95=wilson_ci95(wins, matches), games=len(table),
         games_per_match=len(table) / matches,
         crawford_games=int(table[:, COLUMNS.index("crawford")].sum()), **game_rates(table),
