@@ -233,3 +233,12 @@ def test_eval_workers_play_the_same_matches_as_one_process(tmp_path):
     assert d1["matches"] == d2["matches"] == 10
     for key in ("bot_a", "bot_b", "wins", "games", "crawford_games", "cube", "mean_plies"):
         assert d1[key] == d2[key], key
+    # Parts of several matches each (40 matches, 2 workers: parts of 3), put back in order.
+    from bgnet.bots.load import load_bot
+    from bgnet.measure.cube_play import play_matches, play_matches_parallel
+
+    one_process = play_matches(load_bot(shipped), load_bot("bgnet-default"), 3, 40, seed=5,
+                               progress=False)
+    shared = play_matches_parallel(shipped, "bgnet-default", 3, 40, 2, seed=5, progress=False)
+    assert (one_process.winners == shared.winners).all()
+    assert (one_process.rows == shared.rows).all()

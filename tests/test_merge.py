@@ -95,7 +95,8 @@ def test_the_verb_writes_a_checkpoint_that_exports_and_plays_as_the_mean(tmp_pat
     assert [p["share"] for p in data["merged_from"]] == [0.75, 0.25]
     assert main(["export", str(out), "--out", str(tmp_path / "ab.onnx")]) == 0
     ev = OnnxEvaluator(tmp_path / "ab.onnx")
-    assert [(p["source"], p["games"]) for p in ev.metadata["merged_from"]] == [("a.pt", 700), ("b.pt", 900)]
+    assert [(p["source"], p["games"]) for p in ev.metadata["merged_from"]] == [
+        (str(tmp_path / "a.pt"), 700), (str(tmp_path / "b.pt"), 900)]
     assert ev.fast is not None  # the compiled pass runs a merged net as any other
     rng = np.random.default_rng(0)
     after, _, _ = generate_batch(np.stack([start_position()] * 64), rng.integers(1, 7, size=(64, 2)))

@@ -73,7 +73,7 @@ def normalized_shares(shares: Sequence[float] | None, n: int) -> list[float]:
         return [1.0 / n] * n
     values = [float(s) for s in shares]
     if len(values) != n:
-        raise BadArgument(f"{len(values)} shares for {n} nets: give one share per net")
+        raise BadArgument(f"{len(values)} share(s) for {n} nets: give one share per net")
     if not all(v > 0 and v != float("inf") for v in values):  # also refuses NaN
         raise BadArgument(f"shares must be positive numbers; got {', '.join(map(str, values))}")
     total = sum(values)

@@ -107,10 +107,11 @@ def merge_checkpoints(inputs: list[str], out: str, shares: list[float] | None = 
     if any(Path(f).resolve() == Path(out).resolve() for f in inputs):
         raise BadArgument(f"--out {out} is one of the checkpoints to merge; write the merge to a "
                           "new file so that no checkpoint is lost")
+    used = normalized_shares(shares, len(inputs))  # before any loading: a miscount is refused at once
     found = [load_net(path) for path in inputs]
-    used = normalized_shares(shares, len(inputs))
     merged = merge([net for net, _ in found], used, inputs)
-    parts = [{"source": Path(path).name, "games": int(data.get("games", 0)), "share": share}
+    # Each part's path as given, so that two runs' latest.pt stay apart.
+    parts = [{"source": str(path), "games": int(data.get("games", 0)), "share": share}
              for path, (_, data), share in zip(inputs, found, used)]
     payload = dict(found[0][1], net_config=merged.config(), net_state=merged.state_dict(),
                    optimizer_state=None, metrics={}, merged_from=parts)
