@@ -59,6 +59,41 @@ def test_split_nets_merge_contact_and_race_apart():
     assert torch.allclose(m.forward_logits(x, race), expected, atol=1e-5)
 
 
+def test_the_compiled_pass_skips_the_zero_blocks_and_equals_torch():
+    """An exported merge runs on the frozen compiled pass, whose hidden layers read each member's
+    own units only (the zero blocks between members are skipped): the same probabilities as the
+    torch net's, on positions, on afterstates told their parents, and one position at a time."""
+    from bgnet.engine.movegen import generate_batch
+    from bgnet.engine.sampling import sample_positions
+    from bgnet.nn.encode import encode, encode_afterstates, race_mask
+    from bgnet.nn.fast import FastForward
+    from bgnet.nn.model import net_layout, net_weights
+
+    torch.manual_seed(2)
+    m = merge([randomized(split_net([12, 6, 6], 5)), randomized(split_net([8, 8, 4], 3))],
+              [0.65, 0.35])
+    fast = FastForward.from_weights(net_layout(m), net_weights(m), frozen=True)
+    spans = fast.prepared(0)[3]
+    assert spans[0].tolist() == [[0, 227]] * 10  # the first layer reads every input
+    assert spans[1].tolist() == [[0, 12]] * 3 + [[12, 20]] * 4  # 6 units of one, 8 of the other
+    assert spans[2].tolist() == [[0, 6]] * 3 + [[6, 14]] * 2
+    assert fast.prepared(1)[3][1].tolist() == [[0, 8]] * 3  # the race nets' heads read both
+
+    pos, dice = sample_positions(300, seed=4, every=2)
+    after, _, off = generate_batch(pos, dice)
+    parent_of = np.repeat(np.arange(len(pos)), np.diff(off))
+    with torch.no_grad():
+        want_pos = m(torch.from_numpy(encode(pos, "contact")),
+                     torch.from_numpy(race_mask(pos))).numpy()
+        want_after = m(torch.from_numpy(encode_afterstates(after, "contact")),
+                       torch.from_numpy(race_mask(after))).numpy()
+    assert np.allclose(fast.positions(pos), want_pos, atol=2e-6)
+    assert np.allclose(fast.positions(pos[:3]), want_pos[:3], atol=2e-6)
+    assert np.allclose(fast.swapped_children(pos, parent_of, after), want_after, atol=2e-6)
+    # A net being trained is read in full at every call: its zeros may not stay zeros.
+    assert FastForward(m).prepared(0)[3][1].tolist() == [[0, 20]] * 7
+
+
 def test_nets_that_cannot_be_merged_are_refused_by_name():
     deep, shallow = ValueNet("tesauro", [8, 8], "relu"), ValueNet("tesauro", [8], "relu")
     with pytest.raises(BadArgument, match=r"b\.pt has the hidden layers 8 relu and that of a\.pt"):

@@ -62,7 +62,7 @@ def _pack_tables(tables) -> np.ndarray:
 
 
 @njit(cache=True)
-def _forward(board, rows, acts, packed, b1, ws, bs, out):
+def _forward(board, rows, acts, packed, b1, ws, bs, ss, out):
     """:func:`bgnet.nn.fast.forward.forward_children` on the afterstates ``rows`` of ``board``
     with the tables unpacked (as :meth:`bgnet.bots.evaluator.Evaluator.afterstates` does when
     told their position)."""
@@ -73,7 +73,8 @@ def _forward(board, rows, acts, packed, b1, ws, bs, out):
                                    packed[:_T_BAR].reshape((2, 24, 16, h)),
                                    packed[_T_BAR:_T_OFF].reshape((2, 16, h)),
                                    packed[_T_OFF:_T_FLAGS].reshape((2, 16, h)),
-                                   packed[_T_FLAGS:_T_EXTRA], packed[_T_EXTRA:], b1, ws, bs, out)
+                                   packed[_T_FLAGS:_T_EXTRA], packed[_T_EXTRA:], b1, ws, bs, ss,
+                                   out)
 
 
 @njit(cache=True, inline="always")
@@ -89,7 +90,7 @@ def _mover_probs(p, out):
 
 @njit(cache=True)
 def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, prm, mtab, eff,
-            split, c_act, c_tables, c_b1, c_ws, c_bs, r_act, r_tables, r_b1, r_ws, r_bs,
+            split, c_act, c_tables, c_b1, c_ws, c_bs, c_ss, r_act, r_tables, r_b1, r_ws, r_bs, r_ss,
             bearoff, dist, first, table, binom, full_start):
     """Row of the kept buffers holding the 0-ply choice, or -1 (no move, or a case for the
     general path). ``scratch`` is int8 [2, >= n, 2, 25] (rows for the net, then bear-off rows),
@@ -143,10 +144,11 @@ def _choose(board, d1, d2, boards, moves, ints, scratch, probs, db_out, every, p
             rows[c] = boards[r]
             c += 1
     if n_contact > 0:
-        if _forward(board, rows[:n_contact], c_act, c_tables, c_b1, c_ws, c_bs, probs[:n_contact]) >= 0:
+        if _forward(board, rows[:n_contact], c_act, c_tables, c_b1, c_ws, c_bs, c_ss,
+                    probs[:n_contact]) >= 0:
             return _FALLBACK
     if n_race > 0:
-        if _forward(board, rows[n_contact:n_net], r_act, r_tables, r_b1, r_ws, r_bs,
+        if _forward(board, rows[n_contact:n_net], r_act, r_tables, r_b1, r_ws, r_bs, r_ss,
                     probs[n_contact:n_net]) >= 0:
             return _FALLBACK
     c = 0
@@ -208,10 +210,10 @@ _NO_DB = (np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.zeros((
 
 
 def _net_args(fast, sub: int):
-    acts, ws, bs, finite, tables = fast.prepared(sub)
+    acts, ws, bs, ss, finite, tables = fast.prepared(sub)
     if not finite:
         return False, None
-    return True, (acts, _pack_tables(tables), bs[0], ws[1:], bs[1:])
+    return True, (acts, _pack_tables(tables), bs[0], ws[1:], bs[1:], ss[1:])
 
 
 # The compiled call's weights arguments of each FastForward (None: not applicable), kept while

@@ -14,8 +14,9 @@ probabilities: the two differ by little, and only the first keeps the result an 
 that exports, plays, searches and trains like any other). Widths may differ between members;
 for a split net the contact nets and the race nets are merged apart.
 
-It costs what its width costs: two 256-unit members make a 512-unit net that evaluates about
-2.8 times slower than one of them. Whether the merge plays better than its best member is a claim
+The zero blocks cost nothing in an exported bot, whose compiled forward pass reads each member's
+units only (:func:`bgnet.nn.fast.kernels.layer_spans`): two 256-unit members then evaluate about
+1.7 times slower than one of them (torch, and a net in training, compute the whole width). Whether the merge plays better than its best member is a claim
 to measure (``bgnet eval``, ``bgnet bench er``), not to assume.
 
 >>> import torch

@@ -52,7 +52,17 @@ from bgnet.nn.encode import (
     outside_checkers,
     race_mask,
 )
-from bgnet.nn.fast.kernels import ACT, SUM_FLAGS, activate_rows, activation_codes, dense_stack, probs_rows
+from bgnet.nn.fast.kernels import (
+    ACT,
+    SUM_FLAGS,
+    activate_rows,
+    activation_codes,
+    dense_stack,
+    full_spans,
+    layer_spans,
+    probs_rows,
+    spans_save_work,
+)
 from bgnet.nn.layout import check_layout, check_weights, weight_names
 
 _BLOCK = 128  # rows per block of the forward pass: scratch stays in cache, one block per task
@@ -220,7 +230,8 @@ def _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, a, 
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+def _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, ss,
+                   out):
     """Rows ``blk * _BLOCK`` onwards (one block) of :func:`_forward_serial`; returns the first
     invalid board's index or -1."""
     n = boards.shape[0]
@@ -230,19 +241,20 @@ def _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b
     feats = np.zeros((1, EXTRA_START + extra.shape[0]), np.float32)
     bad = _first_layer(boards, lo, m, roll_row, tpt, tbar, toff, flags, extra, b1, cur, feats)
     activate_rows(cur, m, acts[0])
-    probs_rows(dense_stack(cur, m, acts[1:], ws, bs), m, out, lo)
+    probs_rows(dense_stack(cur, m, acts[1:], ws, bs, ss), m, out, lo)
     return bad
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_serial(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+def _forward_serial(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, ss, out):
     """Probabilities of ``boards`` (side on roll in row ``roll_row``) into ``out``; ``ws``/``bs``
-    are the dense layers after the first, the last giving the five logits; ``acts`` the codes of
+    are the dense layers after the first, the last giving the five logits, ``ss`` their spans
+    (:func:`bgnet.nn.fast.kernels.layer_spans`); ``acts`` the codes of
     the hidden layers' activations, the first layer's first. Returns the index of the first
     invalid board, or -1."""
     for blk in range((boards.shape[0] + _BLOCK - 1) // _BLOCK):
         bad = _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws,
-                             bs, out)
+                             bs, ss, out)
         if bad >= 0:
             return bad
     return -1
@@ -364,7 +376,7 @@ def _children_scratch(h, n_extra):
 
 @njit(cache=True, error_model="numpy")
 def forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar, toff, flags,
-                      extra, b1, ws, bs, out):
+                      extra, b1, ws, bs, ss, out):
     """:func:`_forward_serial` through :func:`_children_first_layer` for boards ``rows`` (their
     probabilities go to the same rows of ``out``: the caller routes rows without copying
     boards); returns the first invalid board's index or -1."""
@@ -380,7 +392,7 @@ def forward_children(parents, parent_of, boards, rows, roll_row, acts, tpt, tbar
         if bad >= 0:
             return bad
         activate_rows(cur, m, acts[0])
-        probs_rows(dense_stack(cur, m, acts[1:], ws, bs), m, block_out, 0)
+        probs_rows(dense_stack(cur, m, acts[1:], ws, bs, ss), m, block_out, 0)
         for r in range(m):
             for j in range(5):
                 out[rows[lo + r], j] = block_out[r, j]
@@ -421,7 +433,7 @@ def _top_of_segment(score, lo, hi, keep, picked):
 
 @njit(cache=True, error_model="numpy")
 def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_row, acts, tpt,
-                       tbar, toff, flags, extra, b1, ws, bs, out, kept):
+                       tbar, toff, flags, extra, b1, ws, bs, ss, out, kept):
     """The whole pass for the ``keep`` rows of each position that a readout ``w`` of the first
     hidden layer scores highest. ``rows`` are contact rows, ascending, grouped by position: the
     rows of position ``s`` are ``rows[starts[s]:starts[s + 1]]``. Positions go through in chunks
@@ -467,7 +479,7 @@ def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_r
                 which[nk] = rows[lo + r]
                 nk += 1
         probs = np.empty((nk, 5), np.float32)
-        probs_rows(dense_stack(chosen[:nk], nk, acts[1:], ws, bs), nk, probs, 0)
+        probs_rows(dense_stack(chosen[:nk], nk, acts[1:], ws, bs, ss), nk, probs, 0)
         for t in range(nk):
             out[which[t]] = probs[t]
             kept[which[t]] = True
@@ -476,13 +488,13 @@ def _filtered_children(parents, parent_of, boards, rows, starts, keep, w, roll_r
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _forward_parallel(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, out):
+def _forward_parallel(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1, ws, bs, ss, out):
     """:func:`_forward_serial` with the blocks shared among numba's threads."""
     nblk = (boards.shape[0] + _BLOCK - 1) // _BLOCK
     bad = np.empty(nblk, np.int64)
     for blk in prange(nblk):
         bad[blk] = _forward_block(blk, boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1,
-                                  ws, bs, out)
+                                  ws, bs, ss, out)
     for blk in range(nblk):
         if bad[blk] >= 0:
             return bad[blk]
@@ -490,11 +502,11 @@ def _forward_parallel(boards, roll_row, acts, tpt, tbar, toff, flags, extra, b1,
 
 
 @njit(cache=True, error_model="numpy")
-def _forward_dense(x, acts, ws, bs, out):
+def _forward_dense(x, acts, ws, bs, ss, out):
     """Probabilities of encoded rows ``x`` through every layer (for a few rows, where building
     the first-layer tables would cost more than the dense product)."""
     n = x.shape[0]
-    probs_rows(dense_stack(x, n, acts, ws, bs), n, out, 0)
+    probs_rows(dense_stack(x, n, acts, ws, bs, ss), n, out, 0)
 
 class FastForward:
     """Evaluate a net on boards with compiled code (CPU only): ``FastForward(torch_net)`` or
@@ -551,6 +563,7 @@ class FastForward:
         self.parallel = bool(parallel)
         self.frozen = bool(frozen)
         self._kept: dict = {}  # sub-net -> prepared(sub), when frozen
+        self._full_spans: dict = {}  # a layer's shape -> spans reading every input
         self._weights = weights  # () -> {name: float32 array}
         # Per sub-net: its hidden layers' activation codes and the names of its (weight, bias) pairs.
         self._subnets = [(activation_codes(sub),
@@ -596,19 +609,21 @@ class FastForward:
         first invalid board's index or -1 (``out`` is then incomplete)."""
         n = len(boards)
         if self.frozen or n > _SMALL:
-            acts, ws, bs, finite, tables = self.prepared(sub, weights)
+            acts, ws, bs, ss, finite, tables = self.prepared(sub, weights)
             if finite:
                 run = _forward_parallel if self.parallel and n > _BLOCK else _forward_serial
                 tpt, tbar, toff, flags, extra = tables
-                return run(boards, roll_row, acts, tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], out)
+                return run(boards, roll_row, acts, tpt, tbar, toff, flags, extra, bs[0], ws[1:],
+                           bs[1:], ss[1:], out)
         else:
             acts, names = self._subnets[sub]
             ws = tuple(weights[w] for w, _ in names)
             bs = tuple(weights[b] for _, b in names)
+            ss = tuple(full_spans(w) for w in ws)
         bad = _first_bad_board(boards)
         if bad < 0:
             x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)
-            _forward_dense(x, acts, ws, bs, out)
+            _forward_dense(x, acts, ws, bs, ss, out)
         return bad
 
     def _run_children(self, parents: np.ndarray, parent_of: np.ndarray, boards: np.ndarray,
@@ -635,11 +650,11 @@ class FastForward:
             idx = np.flatnonzero(rows)
             if len(idx) == 0:
                 continue
-            acts, ws, bs, finite, tables = self.prepared(sub, weights)
+            acts, ws, bs, ss, finite, tables = self.prepared(sub, weights)
             if finite:
                 tpt, tbar, toff, flags, extra = tables
                 k = forward_children(parents, parent_of, boards, idx, roll_row, acts, tpt, tbar,
-                                      toff, flags, extra, bs[0], ws[1:], bs[1:], out)
+                                      toff, flags, extra, bs[0], ws[1:], bs[1:], ss[1:], out)
             else:  # the plain pass spreads NaN as torch does
                 part = np.empty((len(idx), 5), np.float32)
                 k = self._run_net(weights, sub, np.ascontiguousarray(boards[idx]), roll_row, part)
@@ -679,7 +694,7 @@ class FastForward:
         takes them. The rows must be ones the net routes to its first sub-net: contact positions
         for a SplitValueNet."""
         parents, parent_of, after, rows = self._family(parents, parent_of, after, rows)
-        acts, _, bs, tables = self._contact_net()
+        acts, _, bs, _, tables = self._contact_net()
         tpt, tbar, toff, flags, extra = tables
         out = np.empty((len(rows), len(bs[0])), np.float32)
         bad = _hidden_children(parents, parent_of, after, rows, 0, acts[0], tpt, tbar, toff, flags,
@@ -709,7 +724,7 @@ class FastForward:
         (2, True)
         """
         parents, parent_of, after, rows = self._family(parents, parent_of, after, rows)
-        acts, ws, bs, tables = self._contact_net()
+        acts, ws, bs, ss, tables = self._contact_net()
         tpt, tbar, toff, flags, extra = tables
         w = np.ascontiguousarray(weights, np.float32)
         if w.shape != (len(bs[0]),):
@@ -720,7 +735,8 @@ class FastForward:
         out = np.full((len(after), 5), np.nan, np.float32)
         kept = np.zeros(len(after), np.bool_)
         bad = _filtered_children(parents, parent_of, after, rows, starts, int(keep), w, 0, acts,
-                                 tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], out, kept)
+                                 tpt, tbar, toff, flags, extra, bs[0], ws[1:], bs[1:], ss[1:],
+                                 out, kept)
         self._check_children(bad, after)
         return out, kept
 
@@ -736,11 +752,11 @@ class FastForward:
         return parents, parent_of, after, rows
 
     def _contact_net(self) -> tuple:
-        """(activation codes, weights, biases, first-layer tables) of the first sub-net."""
-        acts, ws, bs, finite, tables = self.prepared(0)
+        """(activation codes, weights, biases, spans, first-layer tables) of the first sub-net."""
+        acts, ws, bs, ss, finite, tables = self.prepared(0)
         if not finite:
             raise ValueError("the net's first-layer weights are not finite (a diverged net)")
-        return acts, ws, bs, tables
+        return acts, ws, bs, ss, tables
 
     @staticmethod
     def _check_children(bad: int, boards: np.ndarray) -> None:
@@ -749,10 +765,13 @@ class FastForward:
                              f"checkers): {boards[bad].tolist()}")
 
     def prepared(self, sub: int, weights: dict | None = None):
-        """``(activation codes, weights, biases, finite, first-layer tables)`` of sub-net ``sub``
-        (0: the only or the contact net, 1: the race net), as the table path runs them; kept
-        between calls when the pass is frozen. ``finite`` is False when a first-layer weight is
-        not finite (the tables would hide the NaN that torch spreads)."""
+        """``(activation codes, weights, biases, spans, finite, first-layer tables)`` of sub-net
+        ``sub`` (0: the only or the contact net, 1: the race net), as the table path runs them;
+        kept between calls when the pass is frozen. ``finite`` is False when a first-layer weight
+        is not finite (the tables would hide the NaN that torch spreads). ``spans`` say which
+        inputs each layer's outputs read (:func:`bgnet.nn.fast.kernels.layer_spans`): when frozen,
+        a layer with blocks of zeros (a merged net's) skips them; otherwise every input is read,
+        as weights in training may leave zero at any step."""
         kept = self._kept.get(sub)
         if kept is not None:
             return kept
@@ -760,11 +779,23 @@ class FastForward:
         acts, names = self._subnets[sub]
         ws = tuple(weights[w] for w, _ in names)
         bs = tuple(weights[b] for _, b in names)
+        ss = tuple(self._spans(w) for w in ws)
         finite, tables = _tables(ws[0], self.n_extra)
-        prepared = (acts, ws, bs, bool(finite), tables)
+        prepared = (acts, ws, bs, ss, bool(finite), tables)
         if self.frozen:
             self._kept[sub] = prepared
         return prepared
+
+    def _spans(self, w: np.ndarray) -> np.ndarray:
+        if self.frozen:
+            spans = layer_spans(w)
+            if spans_save_work(w, spans):
+                return spans
+        key = w.shape
+        full = self._full_spans.get(key)
+        if full is None:
+            full = self._full_spans[key] = full_spans(w)
+        return full
 
     def positions(self, boards: np.ndarray) -> np.ndarray:
         """Probabilities [N, 5] for the side on roll (``board[1]``)."""
