@@ -16,8 +16,9 @@ for a split net the contact nets and the race nets are merged apart.
 
 The zero blocks cost nothing in an exported bot, whose compiled forward pass reads each member's
 units only (:func:`bgnet.nn.fast.kernels.layer_spans`): two 256-unit members then evaluate about
-1.7 times slower than one of them (torch, and a net in training, compute the whole width). Whether the merge plays better than its best member is a claim
-to measure (``bgnet eval``, ``bgnet bench er``), not to assume.
+1.7 times slower than one of them (torch, and a net in training, compute the whole width).
+Whether the merge plays better than its best member is a claim to measure (``bgnet eval``,
+``bgnet bench er``), not to assume.
 
 >>> import torch
 >>> from bgnet.nn.model import ValueNet
