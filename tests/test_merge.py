@@ -17,7 +17,10 @@ from bgnet.nn.model import SplitValueNet, ValueNet
 def checkpoint(path, net, games):
     save_checkpoint(path, {"net_config": net.config(), "net_state": net.state_dict(),
                            "games": games, "metrics": {"vs_pubeval": 0.5},
-                           "optimizer_state": {"state": {}, "param_groups": []}})
+                           "optimizer_state": {"state": {}, "param_groups": []},
+                           "history": [{"games": games, "vs_pubeval": 0.5}],
+                           "play": {"buffer": {"boards": torch.zeros(3, 2, 25, dtype=torch.int8)}},
+                           "compute": {"cpu_seconds": games / 10, "wall_seconds": games / 20}})
 
 
 def split_net(contact, race):
@@ -127,6 +130,9 @@ def test_the_verb_writes_a_checkpoint_that_exports_and_plays_as_the_mean(tmp_pat
     assert "share 0.750" in printed and "contact [28 sigmoid, 16 relu, 12 relu], race [10 sigmoid]" in printed
     merged, data = load_net(out)
     assert data["games"] == 700 and data["optimizer_state"] is None and data["metrics"] == {}
+    # The first member's curve and unlearned games are not the merge's; the compute is both runs'.
+    assert data["history"] == [] and data["play"] == {}
+    assert data["compute"] == {"cpu_seconds": 160.0, "wall_seconds": 80.0}
     assert [p["share"] for p in data["merged_from"]] == [0.75, 0.25]
     assert main(["export", str(out), "--out", str(tmp_path / "ab.onnx")]) == 0
     ev = OnnxEvaluator(tmp_path / "ab.onnx")

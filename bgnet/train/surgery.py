@@ -96,9 +96,11 @@ def average_checkpoints(inputs: list[str], out: str, last: int | None = None) ->
 
 def merge_checkpoints(inputs: list[str], out: str, shares: list[float] | None = None):
     """Write to ``out`` the merge of the nets of the checkpoints ``inputs`` (:func:`bgnet.nn.merge.merge`,
-    ``shares`` one per checkpoint, None: equal), with the rest of the first one's contents but
-    its optimizer state and metrics, and ``merged_from`` saying where each part came from;
-    ``(nets, merged net, shares as used)``."""
+    ``shares`` one per checkpoint, None: equal), with the rest of the first one's contents (its
+    games, config and dice) but what belongs to that net alone: no optimizer state, metrics,
+    learning curve (``history``) or unlearned self-play (``play``); ``compute`` is the members'
+    together, and ``merged_from`` says where each part came from. Returns ``(nets, merged net,
+    shares as used)``."""
     from bgnet.nn.checkpoint import load_net, save_checkpoint
     from bgnet.nn.merge import merge, normalized_shares
 
@@ -114,9 +116,19 @@ def merge_checkpoints(inputs: list[str], out: str, shares: list[float] | None = 
     parts = [{"source": str(path), "games": int(data.get("games", 0)), "share": share}
              for path, (_, data), share in zip(inputs, found, used)]
     payload = dict(found[0][1], net_config=merged.config(), net_state=merged.state_dict(),
-                   optimizer_state=None, metrics={}, merged_from=parts)
+                   optimizer_state=None, metrics={}, history=[], play={},
+                   compute=_summed_compute([data for _, data in found]), merged_from=parts)
     save_checkpoint(out, payload)
     return [net for net, _ in found], merged, used
+
+
+def _summed_compute(payloads: list[dict]) -> dict:
+    """The compute (CPU and wall seconds) the checkpoints' runs spent, added up."""
+    total: dict = {}
+    for data in payloads:
+        for key, seconds in (data.get("compute") or {}).items():
+            total[key] = total.get(key, 0.0) + float(seconds)
+    return total
 
 
 def checkpoint_files(inputs: list[str]) -> list[str]:
