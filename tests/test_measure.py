@@ -242,3 +242,23 @@ def test_eval_workers_play_the_same_matches_as_one_process(tmp_path):
     shared = play_matches_parallel(shipped, "bgnet-default", 3, 40, 2, seed=5, progress=False)
     assert (one_process.winners == shared.winners).all()
     assert (one_process.rows == shared.rows).all()
+
+
+def _part_that_fails() -> None:
+    raise RuntimeError("this part failed")
+
+
+def test_a_failing_part_stops_the_pool_without_playing_the_rest():
+    """The parts not yet started are dropped when one fails: the error shows at once, not after
+    the whole job (each of the other parts would take a second)."""
+    import time
+
+    from bgnet.measure import workers
+
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeError, match="this part failed"):
+        with workers.pool(1, ("pubeval",), "cpu") as pool:
+            jobs = [pool.submit(_part_that_fails)] + [pool.submit(time.sleep, 1.0) for _ in range(20)]
+            for job in jobs:
+                job.result()
+    assert time.perf_counter() - t0 < 12.0  # process start and at most one part, not twenty

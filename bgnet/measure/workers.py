@@ -6,6 +6,10 @@ forked, since numba's threading layer and torch do not survive a fork once start
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
 _BOTS: tuple = ()
 
 
@@ -34,10 +38,18 @@ def check_count(workers) -> int:
     return count
 
 
-def pool(workers: int, specs: tuple[str, ...], device: str):
-    """A process pool of ``workers`` processes, each with the bots of ``specs`` loaded."""
+@contextmanager
+def pool(workers: int, specs: tuple[str, ...], device: str) -> Iterator[ProcessPoolExecutor]:
+    """A process pool of ``workers`` processes, each with the bots of ``specs`` loaded, shut down
+    on leaving. When the body raises (a part failed, Ctrl-C) the parts not yet started are
+    dropped, so the error shows once the running ones end rather than after the whole job."""
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(check_count(workers), mp_context=mp.get_context("spawn"), initializer=start,
-                               initargs=(tuple(specs), device))
+    executor = ProcessPoolExecutor(check_count(workers), mp_context=mp.get_context("spawn"),
+                                   initializer=start, initargs=(tuple(specs), device))
+    try:
+        yield executor
+    except BaseException:
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
