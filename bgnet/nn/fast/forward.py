@@ -619,7 +619,7 @@ class FastForward:
             acts, names = self._subnets[sub]
             ws = tuple(weights[w] for w, _ in names)
             bs = tuple(weights[b] for _, b in names)
-            ss = tuple(full_spans(w) for w in ws)
+            ss = tuple(self._spans(w) for w in ws)
         bad = _first_bad_board(boards)
         if bad < 0:
             x = (encode if roll_row == 1 else encode_afterstates)(boards, self.encoding)
