@@ -48,14 +48,15 @@ def assert_one_line(err: str, verb: str, *words: str) -> None:
 
 @pytest.fixture(scope="module")
 def bad_bots(tmp_path_factory):
-    """A missing, an empty, a corrupt checkpoint and a corrupt exported bot."""
+    """A missing, an empty, a corrupt checkpoint, a corrupt exported bot and an empty folder."""
     d = tmp_path_factory.mktemp("bots")
     (d / "empty.pt").write_bytes(b"")
     (d / "garbage.pt").write_bytes(b"not a checkpoint\n" * 10)
     (d / "garbage.onnx").write_bytes(b"not a model\n" * 10)
+    (d / "folder").mkdir()
     (d / "game.mat").write_text(" 0 point match\n\n Game 1\n A : 0     B : 0\n  1) 31: 8/5 6/5\n")
     return {name: str(d / name) for name in ("missing.pt", "empty.pt", "garbage.pt", "garbage.onnx",
-                                             "game.mat")}
+                                             "folder", "game.mat")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,7 +109,7 @@ def test_an_unknown_device_is_an_error_not_ignored(argv, capsys):
 def test_an_unknown_bot_spec_lists_the_valid_ones(capsys):
     code, _, err = call(capsys, "eval", "random", "nope", *QUICK)
     assert code == EXIT_USAGE
-    assert_one_line(err, "eval", "unknown bot 'nope'", "random, random:SEED, pubeval, gnubg:0",
+    assert_one_line(err, "eval", "unknown bot 'nope'", "random, random:SEED, pubeval, gnubg:N (N = 0 to 3)",
                     ".pt", ".onnx")
 
 
@@ -149,6 +150,7 @@ def test_an_unknown_command_names_the_commands(capsys):
     ("empty.pt", []),
     ("garbage.pt", []),
     ("garbage.onnx", []),
+    ("folder", ["is a folder with no checkpoint in it"]),
 ])
 @pytest.mark.parametrize("verb", ["eval", "play", "serve-external", "bench", "tournament",
                                   "rollout", "analyze"])
@@ -163,6 +165,8 @@ def test_a_missing_or_corrupt_bot_file_is_an_input_error(verb, name, words, bad_
         "rollout": ["rollout", "4HPwATDgc/ABMA", "--bot", path, "--trials", "1", "--quiet"],
         "analyze": ["analyze", bad_bots["game.mat"], "--bot", path, "--quiet"],
     }[verb]
+    if verb == "tournament" and name == "folder":  # there a folder is a run's checkpoints, each a player
+        words = ["no checkpoints (*.pt) in"]
     code, _, err = call(capsys, *argv)
     assert code == EXIT_INPUT
     assert_one_line(err, argv[0], path, *words)

@@ -321,6 +321,24 @@ def test_cli_export_names_the_bot_after_the_file_or_the_run(exported, tmp_path, 
     capsys.readouterr()
 
 
+def test_a_run_folder_stands_for_its_latest_checkpoint(exported, tmp_path, capsys):
+    from bgnet.cli import main
+
+    _, ckpt, _ = exported["plain"]
+    (tmp_path / "quick" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "quick" / "checkpoints" / "latest.pt").write_bytes(ckpt.read_bytes())
+    run = tmp_path / "quick"
+    assert main(["export", str(run), "--check", "50"]) == 0
+    assert read_metadata(tmp_path / "quick.onnx")["name"] == "quick"
+    bot = load_bot(f"{run}@1")
+    assert bot.name == "quick@1" and bot.meta["games"] == 1234
+    capsys.readouterr()
+    (tmp_path / "empty").mkdir()
+    assert main(["export", str(tmp_path / "empty"), "--check", "0"]) == 3
+    err = capsys.readouterr().err
+    assert "is a folder with no checkpoint in it" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("content, words", [(b"train:\n  games: 3000\n", "a text file"),
                                             (b"cube: 1\n", "a text file"),
                                             (b"\x00\x01\x02\x03" * 40, "neither a zip")])

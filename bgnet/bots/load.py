@@ -9,7 +9,7 @@ Specs understood by :func:`load_bot`:
 * ``bgnet-default`` or ``bgnet-deep``: a bot shipped with bgnet (:mod:`bgnet.resources`), with a
   search depth as ``bgnet-deep@1``;
 * anything else is a path to a checkpoint or an exported bot, optionally with a search depth:
-  ``PATH@PLY``.
+  ``PATH@PLY``; a training run's folder stands for its latest checkpoint.
 
 Files (:func:`load_net_bot`): a path ending in ``.onnx`` is an exported bot, run by
 :class:`bgnet.bots.onnx_eval.OnnxEvaluator` (onnxruntime and numpy; torch is never imported);
@@ -33,7 +33,7 @@ from bgnet.errors import BadArgument, require
 from bgnet.resources import DEFAULT_BOT, SHIPPED_BOTS, shipped_bot
 
 DEFAULT_BOT_NAME = SHIPPED_BOTS[DEFAULT_BOT]
-BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2", *SHIPPED_BOTS)
+BUILTIN_SPECS = ("random", "random:SEED", "pubeval", "gnubg:N (N = 0 to 3)", *SHIPPED_BOTS)
 
 
 def default_bot_path() -> Path | None:
@@ -84,7 +84,7 @@ def load_net_bot(path: str | os.PathLike, ply: int | None = 0, device: str = "cp
 
     net, data = load_net(path, device=device)
     meta = {"games": data.get("games", 0), "path": path, "metrics": data.get("metrics") or {}}
-    return NetBot(net, ply=ply, device=device, name=name or os.path.basename(path), search=search,
+    return NetBot(net, ply=ply, device=device, name=name or Path(path).name, search=search,
                   meta=meta)
 
 

@@ -12,12 +12,11 @@ import json
 import re
 
 from bgnet.bots import with_ply
-from bgnet.cli.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg, output_file_arg, seed_arg
 from bgnet.errors import BadArgument, BadInputFile
 from bgnet.formats.position import FORMATS as POSITION_FORMATS
 
-BOT_HELP = ("the bot that plays (default: bgnet's shipped bot): a checkpoint or exported bot (PATH or "
-            "PATH@PLY), or gnubg:N, pubeval, random")
+BOT_HELP = f"the bot that plays (default: bgnet's shipped bot): {BOT_FORMS}"
 
 
 def parse_dice(words: list[str]) -> tuple[int, int]:

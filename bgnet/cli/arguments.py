@@ -125,6 +125,11 @@ def output_dir_arg(text: str) -> str:
     return text
 
 
+BOT_FORMS = ("an exported bot (.onnx), a checkpoint (.pt) or a training run's folder (PATH, or "
+             "PATH@PLY for a search depth of 0, 1 or 2), a shipped bot (bgnet-default, bgnet-deep; "
+             "@PLY too), gnubg:N (GNU Backgammon at N = 0 to 3 ply), pubeval, random or random:SEED")
+
+
 def load_bot_arg(spec: str | None, device: str = "cpu", ply: int | None = None):
     """Load the bot that ``spec`` names on a command line (None: the shipped default bot), at
     ``ply`` when a ``--ply`` was given (:func:`bgnet.bots.with_ply`, the one resolver of a bot

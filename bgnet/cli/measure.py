@@ -6,11 +6,18 @@ import argparse
 import os
 import sys
 
-from bgnet.cli.arguments import ArgumentParser, device_arg, load_bot_arg, output_dir_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import (
+    BOT_FORMS,
+    ArgumentParser,
+    device_arg,
+    load_bot_arg,
+    output_dir_arg,
+    output_file_arg,
+    seed_arg,
+)
 from bgnet.errors import BadInputFile
 
-BOT_HELP = ("a checkpoint or exported bot (PATH, or PATH@PLY for a search depth), or a built-in "
-            "opponent: random, random:SEED, pubeval, gnubg:0, gnubg:1, gnubg:2")
+BOT_HELP = f"a bot: {BOT_FORMS}"
 
 
 def eval_main(argv: list[str]) -> int:

@@ -31,7 +31,8 @@ def export_main(argv: list[str]) -> int:
                        description="Export a training checkpoint as an ONNX bot that plays without "
                                    "torch (onnxruntime + numpy).",
                        examples=("bgnet export runs/my-run/checkpoints/latest.pt --out my-bot.onnx",))
-    p.add_argument("checkpoint", help="a training checkpoint (.pt)")
+    p.add_argument("checkpoint", help="a training checkpoint (.pt), or a training run's folder for "
+                                      "its latest checkpoint")
     p.add_argument("--out", help="the ONNX file to write, in an existing folder (default: the "
                                  "checkpoint's name with .onnx)")
     p.add_argument("--name", help="the bot's name in its metadata, which the play page and "

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bgnet.cli.arguments import ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg, output_file_arg, seed_arg
 
 # ---------------------------------------------------------------------------------------------
 # bgnet play
@@ -41,8 +41,7 @@ def play_main(argv: list[str]) -> int:
     p = ArgumentParser(prog="bgnet play", description="Play a bot in the terminal.",
                        examples=("bgnet play", "bgnet play --match 5 --save my-match.mat",
                                  "bgnet play --bot gnubg:1 --games 3 --jacoby"))
-    p.add_argument("--bot", help="the bot: a checkpoint (.pt), an exported bot (.onnx), pubeval, "
-                   "gnubg:N or random (default: the bot shipped with bgnet)")
+    p.add_argument("--bot", help=f"the bot: {BOT_FORMS} (default: bgnet-default)")
     p.add_argument("--ply", type=_non_negative, help="search depth of a network bot (0, 1, 2) or gnubg")
     p.add_argument("--match", type=_non_negative, default=0, metavar="N",
                    help="play an N-point match (default 0: money play)")

@@ -12,7 +12,7 @@ import ipaddress
 import socket
 import sys
 
-from bgnet.cli.arguments import ArgumentParser, load_bot_arg
+from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg
 from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
 
 PROG = "bgnet serve"
@@ -52,8 +52,7 @@ def parser() -> argparse.ArgumentParser:
                        "and /eval, a page to play it at /, the API described at /docs.",
                        examples=("bgnet serve                      # then open http://127.0.0.1:8080/",
                                  "bgnet serve --bot bgnet-default --ply 2 --port 8081"))
-    p.add_argument("--bot", help="the bot: an exported .onnx, a checkpoint .pt, gnubg:N, pubeval "
-                   "or random (default: the bot shipped with bgnet)")
+    p.add_argument("--bot", help=f"the bot: {BOT_FORMS} (default: bgnet-default)")
     p.add_argument("--ply", type=_ply, help="search depth of a network bot (0, 1, 2) or gnubg")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1, this machine only)")

@@ -335,6 +335,8 @@ def bot_name_for(checkpoint: str | os.PathLike, out: str | os.PathLike | None = 
     """
     if out is not None:
         return Path(out).stem
+    if Path(checkpoint).is_dir():  # a run's folder: its own name, whatever it holds
+        return Path(checkpoint).resolve().name
     ck = Path(checkpoint)
     if ck.parent.name == "checkpoints" and ck.parent.parent.name not in ("", ".", ".."):
         return ck.parent.parent.name

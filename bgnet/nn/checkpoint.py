@@ -94,8 +94,9 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
-    """Read a checkpoint; a missing, truncated, corrupt or foreign file raises CheckpointError."""
-    path = Path(path)
+    """Read a checkpoint; a missing, truncated, corrupt or foreign file raises CheckpointError. A
+    training run's folder stands for its latest checkpoint (:func:`checkpoint_file`)."""
+    path = checkpoint_file(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
     if path.stat().st_size == 0:
@@ -119,6 +120,25 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
         if key not in data:
             raise CheckpointError(f"checkpoint {path} lacks '{key}'")
     return data
+
+
+def checkpoint_file(path: str | os.PathLike) -> Path:
+    """The checkpoint file ``path`` names: itself, or for a folder the latest checkpoint of the
+    training run it is (``RUN/checkpoints/latest.pt``) or holds (``checkpoints/latest.pt``). A
+    folder with neither raises CheckpointError, saying what to give instead.
+
+    >>> checkpoint_file("runs/none/checkpoints/latest.pt").as_posix()
+    'runs/none/checkpoints/latest.pt'
+    """
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    for found in (path / "checkpoints" / "latest.pt", path / "latest.pt"):
+        if found.is_file():
+            return found
+    raise CheckpointError(f"{path} is a folder with no checkpoint in it: give a checkpoint file, or "
+                          "a training run's folder (it holds checkpoints/latest.pt once the run has "
+                          "saved its net)")
 
 
 def _check_kind(path: Path) -> None:
