@@ -187,6 +187,14 @@ def test_moves_limit_ply_and_xgid(client):
     assert xg["position_id"] == START
 
 
+def test_a_plus_left_unencoded_in_an_id_is_read_as_a_plus(client):
+    # In a query string a bare + means a space; Position and Match IDs hold + and never a space.
+    pid, mid = "wnPhATDg6+ABMA", "cAkAAAAAAAAA"
+    encoded = ok(client.get("/api/v1/moves", params={"position_id": pid, "dice": "31"}))
+    assert ok(client.get(f"/api/v1/moves?position_id={pid}&dice=31")) == encoded
+    assert ok(client.get(f"/api/v1/moves?position_id={pid}&match_id={mid}&dice=31"))["moves"]
+
+
 @pytest.mark.parametrize("params, words", [
     ({"position_id": START, "dice": "71"}, ("1 to 6",)),
     ({"position_id": START, "dice": "0-1"}, ("1 to 6",)),
@@ -642,6 +650,17 @@ def test_the_bots_double_is_shown_as_an_offered_cube():
 ])
 def test_new_game_bad_input(client, body, words):
     refused(client.post("/api/v1/games", json=body), 400, *words)
+
+
+@pytest.mark.parametrize("content, ctype, words", [
+    (b"{bad json", "application/json", ("not valid JSON", "Expecting property name", "offset 1")),
+    (b"x=1", "application/x-www-form-urlencoded", ("must be a JSON object", "3 bytes that are not JSON")),
+    (b"[1, 2]", "application/json", ("must be a JSON object", "got an array in JSON")),
+])
+def test_a_body_that_is_no_json_object_is_told_so(client, content, ctype, words):
+    resp = client.post("/api/v1/games", content=content, headers={"content-type": ctype})
+    refused(resp, 400, *words)
+    assert "x=1" not in resp.json()["message"]  # the body is described, never echoed
 
 
 def test_game_action_bad_input(client):

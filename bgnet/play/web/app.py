@@ -23,7 +23,14 @@ from fastapi.staticfiles import StaticFiles
 from bgnet.engine.state import MatchContext
 from bgnet.play.web.answers import Answers
 from bgnet.play.web.games import GameStore
-from bgnet.play.web.positions import WILDBG_POINTS, board_from_wildbg, check_die, one_position, parse_dice
+from bgnet.play.web.positions import (
+    WILDBG_POINTS,
+    board_from_wildbg,
+    check_die,
+    one_position,
+    parse_dice,
+    plus_restored,
+)
 from bgnet.play.web.schema import (
     ERRORS,
     BotInfo,
@@ -53,6 +60,16 @@ def _validation_message(exc: RequestValidationError) -> str:
         if err.get("type") == "extra_forbidden":
             parts.append(f"unknown field {where} (the fields are listed at /docs)")
             continue
+        if err.get("type") == "json_invalid":
+            at = err.get("loc", ("body", None))[-1]
+            why = (err.get("ctx") or {}).get("error", "")
+            parts.append(f"the body is not valid JSON ({why} at offset {at})" if why and
+                         isinstance(at, int) else "the body is not valid JSON")
+            continue
+        if err.get("type") == "model_attributes_type" and err.get("loc") == ("body",):
+            parts.append(f"the body must be a JSON object with Content-Type: application/json "
+                         f"(the fields are listed at /docs); got {_what_body(got)}")
+            continue
         msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         if err.get("type") == "value_error":  # our own validators' sentences say it all
             parts.append(msg)
@@ -60,6 +77,14 @@ def _validation_message(exc: RequestValidationError) -> str:
         got_text = "" if got is None or isinstance(got, dict) else f" (got {got!r})"
         parts.append(f"{where or 'the request'}: {msg}{got_text}")
     return "; ".join(parts)
+
+
+def _what_body(got) -> str:
+    """A short account of a body that is not a JSON object, never the body itself."""
+    if isinstance(got, (bytes, bytearray)):
+        return f"{len(got)} bytes that are not JSON (a form or plain text?)"
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false"}
+    return f"{kinds.get(type(got), 'null')} in JSON"
 
 
 class BodyLimit:
@@ -152,7 +177,7 @@ def _match_context(match_id: str) -> MatchContext:
     from bgnet.formats.match_id import match_context_from_id
 
     try:
-        return match_context_from_id(match_id.strip())
+        return match_context_from_id(plus_restored(match_id))
     except ValueError as e:
         raise ApiError(400, f"match_id {match_id!r}: {e}") from None
 

@@ -47,6 +47,17 @@ def parse_dice(text: str) -> tuple[int, int]:
         raise bad(str(e)) from None
 
 
+def plus_restored(text: str) -> str:
+    """An ID from a query string with each inner space read back as the ``+`` it was: Position and
+    Match IDs are base64, whose ``+`` a URL must write as ``%2B``, and a ``+`` left as it is
+    arrives as a space. No ID bgnet reads holds a space, so the repair is safe.
+
+    >>> plus_restored(" sGfwATDgc/ABMA:cIkWAAAAAAAA "), plus_restored("4HP AQEgA AAAAA")
+    ('sGfwATDgc/ABMA:cIkWAAAAAAAA', '4HP+AQEgA+AAAAA')
+    """
+    return text.strip().replace(" ", "+")
+
+
 def one_position(position_id_: str | None, xgid_: str | None):
     """(board, MatchContext or None) from exactly one of the parameters ``position_id`` and
     ``xgid``; either takes a Position ID, ``POSITIONID:MATCHID`` or an XGID."""
@@ -57,6 +68,7 @@ def one_position(position_id_: str | None, xgid_: str | None):
                   "POSITIONID:MATCHID or an XGID) and xgid")
     name, text = ("position_id", position_id_) if position_id_ is not None else ("xgid", xgid_)
     assert text is not None  # exactly one of the two was given
+    text = plus_restored(text)
     try:
         pos = read_position(text)
     except ValueError as e:
