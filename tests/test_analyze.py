@@ -320,6 +320,25 @@ def test_money_luck_is_weighed_by_the_cube_and_taken_out_of_the_result(bot):
 
 
 @needs_bot
+def test_every_roll_after_the_first_has_its_luck_dances_included(bot):
+    """A roll that cannot be played is the unluckiest kind; left out, every player's dice looked
+    lucky (+20 mEMG a roll for both sides of the same random games). Luck's expectation is 0 on
+    every roll, so over many rolls of both players the rate stays near 0."""
+    a = analyse_record(_random_record(0, 5, games=12), Judge(bot))
+    for p, player in enumerate(a.players):
+        rows = [r for g in a.games for r in g.rows if r["player"] == p and r["kind"] == "move"]
+        dances = [r["luck"] for r in rows if r["text"] == "cannot move" and "luck" in r]
+        moves = [d.luck for d in a.decisions if d.player == p and d.kind == "move" and d.luck is not None]
+        assert dances and sum(dances) < 0
+        assert player.rolls == len(moves) + len(dances)
+        assert player.luck == pytest.approx(sum(moves) + sum(dances))
+        assert player.luck_points == pytest.approx(sum(d.luck_points for d in a.decisions if d.player == p
+                                                       and d.luck_points is not None) + sum(dances))
+    both = sum(p.luck for p in a.players) / sum(p.rolls for p in a.players)
+    assert abs(1000 * both) < 10, both
+
+
+@needs_bot
 def test_resignations_are_judged(bot):
     """Resigning a backgammon at the start gives away far more than the game is worth; the
     opponent who accepts it is right."""

@@ -14,8 +14,9 @@ Conventions (stated once here):
 * An error is the equity of the best option minus the equity of the option played (0 or more). It
   is marked ``doubtful`` from 0.04, ``error`` from 0.08 and ``blunder`` from 0.16, GNU
   Backgammon's default thresholds (its "doubtful", "bad" and "very bad").
-* Luck of a roll: the judge's cubeless equity (0-ply) after the best move of the roll taken minus
-  its average over all 21 rolls, from the roller's view; marked ``very lucky`` from +0.6,
+* Luck of a roll: the judge's cubeless equity (0-ply) after the best move of the roll taken (a roll
+  that cannot be played: the position as it stands) minus its average over all 21 rolls, from the
+  roller's view; every roll but a game's first counts, dancing ones included; marked ``very lucky`` from +0.6,
   ``lucky`` from +0.3, ``unlucky`` from -0.3, ``very unlucky`` from -0.6.
 * Rates are in millipoints (thousandths of EMG) per decision: checker play per unforced move (more
   than one legal move), cube per counted cube decision (every double, take and drop, and every
@@ -292,6 +293,18 @@ class PlayerSummary:
         """Rating points against the judge (:func:`rating_difference`)."""
         return rating_difference(self.error_per_game)
 
+    def add_luck(self, luck: float, points: float | None, mwc: float | None) -> None:
+        """One roll's luck: of a move's roll, or of a roll that could not be played (it has no
+        decision, and leaving it out would leave out the unluckiest rolls of all)."""
+        self.luck += luck
+        self.rolls += 1
+        if luck_mark(luck):
+            self.luck_marks[luck_mark(luck)] += 1
+        if points is not None:
+            self.luck_points += points
+        if mwc is not None:
+            self.luck_mwc += mwc
+
     def add(self, d: Decision) -> None:
         if d.kind in ("resign", "accept", "reject"):
             self.resign_decisions += 1
@@ -302,10 +315,6 @@ class PlayerSummary:
         if d.kind == "move":
             if d.error_mwc is not None and not d.forced:
                 self.checker_error_mwc += d.error_mwc
-            if d.luck_mwc is not None:
-                self.luck_mwc += d.luck_mwc
-            if d.luck_points is not None:
-                self.luck_points += d.luck_points
             self.moves += 1
             if not d.forced:
                 self.unforced_moves += 1
@@ -313,10 +322,7 @@ class PlayerSummary:
             if d.mark:
                 self.checker_marks[d.mark] += 1
             if d.luck is not None:
-                self.luck += d.luck
-                self.rolls += 1
-                if d.luck_mark:
-                    self.luck_marks[d.luck_mark] += 1
+                self.add_luck(d.luck, d.luck_points, d.luck_mwc)
             return
         self.cube_decisions += 1
         self.doubles += d.kind == "double"
@@ -678,18 +684,23 @@ class _GameWalk:
             elif act.kind == "move":
                 ctx = self.ctx(p, act.dice)
                 after, steps = generate(board, *act.dice)
+                luck = None
+                if not first_move:  # the opening roll is nobody's luck to judge here
+                    eqs = judge.roll_equities(board)
+                    luck = float(eqs[ROLL_INDEX[act.dice[0], act.dice[1]]] - np.dot(ROLL_WEIGHTS, eqs))
+                scale = _mwc_per_equity(ctx, self.met)
                 if len(after) == 0:
                     self.row(p, "move", "cannot move", dice=act.dice)
+                    if luck is not None:
+                        self.log.rows[-1]["luck"] = luck
+                        self.players[p].add_luck(luck, luck * self.cube if scale is None else None,
+                                                 None if scale is None else luck * scale)
                     first_move, doubled = False, False
                     continue
                 played = _played_index(board, after, act.steps)
                 values = _move_values(judge, board, after, played, ctx)
                 best = int(np.argmax(values))
                 err = max(0.0, float(values[best] - values[played]))
-                luck = None
-                if not first_move:  # the opening roll is nobody's luck to judge here
-                    eqs = judge.roll_equities(board)
-                    luck = float(eqs[ROLL_INDEX[act.dice[0], act.dice[1]]] - np.dot(ROLL_WEIGHTS, eqs))
                 forced = len(after) == 1
                 order = [int(j) for j in np.argsort(-values, kind="stable")[:CANDIDATES]]
                 if played not in order:
@@ -700,7 +711,6 @@ class _GameWalk:
                                "" if forced else mark(err), tuple(int(x) for x in act.dice), forced,
                                not forced, luck, luck_mark(luck) if luck is not None else "",
                                candidates=[[format_move(steps[j], board), float(values[j])] for j in order])
-                scale = _mwc_per_equity(ctx, self.met)
                 if luck is not None:
                     if scale is None:
                         dec.luck_points = luck * self.cube
