@@ -307,6 +307,16 @@ def test_save_never_replaces_a_file_without_asking(tmp_path):
     assert mine.read_text() == "not a match\n"
 
 
+def test_save_to_a_folder_or_into_a_missing_one_says_why_and_keeps_playing(tmp_path):
+    person = Person(_scripted("", f"save {tmp_path}", f"save {tmp_path / 'no' / 'm.mat'}", "quit", ""))
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    s.run()
+    assert f"Not saved: {tmp_path} is a folder; give a file name, e.g. save {tmp_path / 'match.mat'}" \
+        in person.text
+    assert f"Not saved: there is no folder {tmp_path / 'no'} (it does not exist" in person.text
+    assert "Errno" not in person.text and list(tmp_path.iterdir()) == []
+
+
 def test_end_of_input_saves_to_the_save_file(tmp_path):
     path = tmp_path / "s.mat"
     person = Person(_scripted(""), limit=1)  # one roll, then the input ends

@@ -152,8 +152,9 @@ def test_a_typed_move_is_refused_in_the_terminals_words():
         table.double()
     with pytest.raises(Refusal, match=r"^Illegal move: .*Try again \(hint lists the legal moves\)\.$"):
         table.move("24/1")
-    with pytest.raises(Refusal, match="You have rolled 6-5: play your move."):
-        table.move("roll")
+    for typed in ("roll", "", "  "):  # Enter pressed again, as if to roll, is told the same
+        with pytest.raises(Refusal, match=r"^You have rolled 6-5: play your move \(hint"):
+            table.move(typed)
 
 
 def test_cube_actions_at_a_crawford_score():

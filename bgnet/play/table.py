@@ -433,8 +433,11 @@ class Table:
         g = self._person(MOVE, "roll the dice first")
         self.steps = []
         word = text.strip().lower()
-        if word in ("roll", "double"):
-            raise Refusal(f"You have rolled {dice_text(g.dice)}: play your move.")
+        # Enter pressed again, as if to roll, is told the same as "roll" (a turn without a legal
+        # move never waits here: it passes by itself).
+        if word in ("roll", "double") or (word == "" and len(g.legal_moves()[0])):
+            raise Refusal(f"You have rolled {dice_text(g.dice)}: play your move (hint lists the "
+                          "best ones).")
         if word in ("take", "drop", "accept", "reject"):
             raise Refusal("There is no double to answer: play your move.")
         self._play(g, text)

@@ -263,6 +263,13 @@ class PlaySession:
         file this session did not write is only replaced when the person confirms. Returns
         whether it was saved; errors are shown."""
         p = Path(str(path)).expanduser()
+        if p.is_dir():
+            self.write(f"Not saved: {p} is a folder; give a file name, e.g. save {p / 'match.mat'}")
+            return False
+        if not p.parent.is_dir():
+            self.write(f"Not saved: there is no folder {p.parent} (it does not exist; create it "
+                       "first, or give another file name)")
+            return False
         if p.exists() and p.resolve() not in self._saved:
             answer = self.read_line(f"{p} exists. Replace it? [y/N]> ")
             if (answer or "").strip().lower() not in ("y", "yes"):
@@ -270,8 +277,11 @@ class PlaySession:
                 return False
         try:
             self.table.save(p)
-        except (OSError, ValueError) as e:
-            self.write(f"Could not save to {p}: {e}")
+        except OSError as e:  # a folder that cannot be written, a full disk: the system's reason
+            self.write(f"Not saved: cannot write {p} ({e.strerror or e})")
+            return False
+        except ValueError as e:
+            self.write(f"Not saved: {e}")
             return False
         self._saved.add(p.resolve())
         self.write(f"Saved the match to {p}.")
