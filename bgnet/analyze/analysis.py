@@ -858,23 +858,33 @@ def summary_rows(players: list, match: bool, adjusted: list) -> list[tuple[str, 
         ("Overall error rate (mEMG / decision)", each(lambda p: f"{p.overall_rate:.1f}")),
         ("Overall rating", each(lambda p: rating(p.overall_rate))),
         ("Error per game (EMG)", each(lambda p: f"{p.error_per_game:.3f}")),
-        ("Rating estimate (FIBS points against the judge)", each(lambda p: f"{p.rating_estimate:+.0f}")),
+        ("Rating estimate (FIBS points against the judge)", each(lambda p: signed(p.rating_estimate, 0))),
         ("Resignations judged: decisions (error, EMG)",
          each(lambda p: f"{p.resign_decisions} ({p.resign_error:.3f})")),
         ("Luck total, EMG" + (" (MWC)" if match else ", points"),
-         each(lambda p: f"{p.luck:+.3f}" + (f" ({100 * p.luck_mwc:+.2f} %)" if match else f", {p.luck_points:+.2f}"))),
-        ("Luck rate (mEMG / roll)", each(lambda p: f"{p.luck_rate:+.1f}")),
+         each(lambda p: signed(p.luck, 3) + (f" ({signed(100 * p.luck_mwc, 2)} %)" if match else f", {signed(p.luck_points, 2)}"))),
+        ("Luck rate (mEMG / roll)", each(lambda p: signed(p.luck_rate, 1))),
         ("Luck rating", each(lambda p: p.luck_rating)),
     ]
     if match:
         rows += [("Matches won", each(lambda p: f"{p.matches_won} of {p.matches}")),
                  ("Result, MWC from even (per match)",
-                  each(lambda p: f"{100 * ((p.matches_won / p.matches if p.matches else 0.5) - 0.5):+.1f} %")),
-                 ("Luck-adjusted result, MWC from even (per match)", [f"{100 * r:+.1f} %" for r in adjusted])]
+                  each(lambda p: f"{signed(100 * ((p.matches_won / p.matches if p.matches else 0.5) - 0.5), 1)} %")),
+                 ("Luck-adjusted result, MWC from even (per match)", [f"{signed(100 * r, 1)} %" for r in adjusted])]
     else:
         rows += [("Result (points)", each(lambda p: f"{p.points_won - p.points_lost:+d}")),
-                 ("Luck-adjusted result (points)", [f"{r:+.2f}" for r in adjusted])]
+                 ("Luck-adjusted result (points)", [signed(r, 2) for r in adjusted])]
     return rows
+
+
+def signed(x: float, places: int) -> str:
+    """``x`` with its sign and ``places`` decimals, a value that rounds to zero shown as +0, never
+    as -0.
+
+    >>> signed(-0.0004, 3), signed(-0.4, 0), signed(1.25, 1), signed(-2.0, 2)
+    ('+0.000', '+0', '+1.2', '-2.00')
+    """
+    return f"{round(x, places) + 0.0:+.{places}f}"
 
 
 def _table(players: list, rows) -> list[str]:

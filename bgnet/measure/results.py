@@ -37,6 +37,17 @@ def game_row(game: Game) -> tuple:
             int(game.crawford), *counts["double"], *counts["take"], *counts["drop"], moves)
 
 
+
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1.
+
+    >>> counted(1, "match"), counted(0, "match"), counted(3, "game")
+    ('1 match', '0 matches', '3 games')
+    """
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word}es" if word.endswith(("s", "ch", "sh", "x")) else f"{n} {word}s"
+
 @dataclass
 class CubeStats:
     """Cube actions over all games, by player (A, B): doubles offered, doubles taken and dropped
@@ -136,9 +147,9 @@ class MatchPlayResult(_Saving):
     def summary(self) -> str:
         lo, hi = self.win_rate_ci95
         return "\n".join([
-            f"{self.bot_a} vs {self.bot_b}: {self.matches} matches to {self.length} points "
+            f"{self.bot_a} vs {self.bot_b}: {counted(self.matches, 'match')} to {self.length} points "
             f"(seed {self.seed})",
-            f"  {self.bot_a} wins {self.wins} matches: {100 * self.win_rate:.1f} % "
+            f"  {self.bot_a} wins {counted(self.wins, 'match')}: {100 * self.win_rate:.1f} % "
             f"(95 % interval {100 * lo:.1f} - {100 * hi:.1f} %)",
             f"  {self.games} games ({self.games_per_match:.2f} a match, {self.crawford_games} "
             f"Crawford games); gammons {100 * self.gammon_rate_a:.1f} % / "
