@@ -862,7 +862,8 @@ def summary_rows(players: list, match: bool, adjusted: list) -> list[tuple[str, 
         ("Resignations judged: decisions (error, EMG)",
          each(lambda p: f"{p.resign_decisions} ({p.resign_error:.3f})")),
         ("Luck total, EMG" + (" (MWC)" if match else ", points"),
-         each(lambda p: signed(p.luck, 3) + (f" ({signed(100 * p.luck_mwc, 2)} %)" if match else f", {signed(p.luck_points, 2)}"))),
+         each(lambda p: signed(p.luck, 3) + (f" ({signed(100 * p.luck_mwc, 2)} %)" if match
+                                             else f", {signed(p.luck_points, 2)}"))),
         ("Luck rate (mEMG / roll)", each(lambda p: signed(p.luck_rate, 1))),
         ("Luck rating", each(lambda p: p.luck_rating)),
     ]
