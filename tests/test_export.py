@@ -353,6 +353,19 @@ def test_cli_export_of_a_file_that_is_no_checkpoint_says_so(tmp_path, capsys, co
     assert "is not a checkpoint" in err and words in err and "Python object" not in err
 
 
+def test_cli_export_of_a_bot_says_it_is_one_already(exported, capsys):
+    from bgnet.cli import main
+
+    assert main(["export", "bgnet-default"]) == 2
+    assert "bgnet-default is a bot shipped with bgnet, exported already" in capsys.readouterr().err
+    onnx = str(exported["plain"][2])
+    assert main(["export", onnx]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err == (f"bgnet export: error: {onnx} is an exported bot (ONNX) already: it plays as it is "
+                   f"(bgnet play --bot {onnx}); export takes a training checkpoint (.pt) or a training "
+                   "run's folder")
+
+
 def test_cli_export_refuses_a_directory_or_a_missing_folder(exported, tmp_path, capsys):
     from bgnet.cli import main
 

@@ -9,6 +9,7 @@ code 3).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,21 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _refuse_a_bot(spec: str) -> None:
+    """A shipped bot's name or an exported bot where a checkpoint belongs: say that it is a bot
+    already, one that plays as it is."""
+    from bgnet.resources import SHIPPED_BOTS
+
+    if spec.lower() in SHIPPED_BOTS and not os.path.exists(spec):
+        raise BadArgument(f"{spec} is a bot shipped with bgnet, exported already: it plays as it is "
+                          f"(bgnet play --bot {spec}); export takes a training checkpoint (.pt) or a "
+                          "training run's folder")
+    if spec.lower().endswith(".onnx"):
+        raise BadInputFile(f"{spec} is an exported bot (ONNX) already: it plays as it is "
+                           f"(bgnet play --bot {spec}); export takes a training checkpoint (.pt) or a "
+                           "training run's folder")
+
+
 def _export(a) -> int:
     from bgnet.export.onnx_export import (
         ExportError,
@@ -64,6 +80,7 @@ def _export(a) -> int:
 
     if a.check < 0:
         raise BadArgument(f"--check must be 0 or more; got {a.check}")
+    _refuse_a_bot(a.checkpoint)
     out = Path(a.out) if a.out else Path(a.checkpoint).with_suffix(".onnx")
     if out.resolve() == Path(a.checkpoint).resolve():
         raise BadArgument("--out must differ from the checkpoint")
