@@ -106,6 +106,19 @@ def test_an_unknown_device_is_an_error_not_ignored(argv, capsys):
     assert out == ""
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["eval", "random", "random", "--games", "100000000000000000000"], "--games"),
+    (["eval", "random", "random", "--match", "3", "--matches", "1e20"], "--matches"),
+    (["eval", "random", "random", "--match", "100000000000000000000", "--matches", "1"], "--match"),
+    (["tournament", "random", "pubeval", "--no-ref", "--games", "2.5"], "--games"),
+    (["rollout", "4HPwATDgc/ABMA", "31", "--trials", "100000000000"], "--trials"),
+])
+def test_a_count_too_large_to_run_is_refused_before_any_work(argv, option, capsys):
+    code, _, err = call(capsys, *argv)
+    assert code == EXIT_USAGE
+    assert_one_line(err, argv[0], f"argument {option}: must be a whole number from 1 to")
+
+
 def test_an_unknown_bot_spec_lists_the_valid_ones(capsys):
     code, _, err = call(capsys, "eval", "random", "nope", *QUICK)
     assert code == EXIT_USAGE

@@ -194,7 +194,7 @@ def test_eval_command_writes_json_and_prints_a_summary(tmp_path, capsys):
 def test_eval_command_says_what_is_wrong():
     with pytest.raises(BadInputFile, match="no such bot file: 'runs/missing/ckpt_100.pt'"):
         eval_main(["runs/missing/ckpt_100.pt", "pubeval", "--games", "2"])
-    with pytest.raises(BadArgument, match="--games must be at least 1"):
+    with pytest.raises(BadArgument, match="argument --games: must be a whole number from 1 to"):
         eval_main(["random", "random", "--games", "0"])
 
 

@@ -12,7 +12,15 @@ import json
 import re
 
 from bgnet.bots import with_ply
-from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import (
+    BOT_FORMS,
+    MAX_TRIALS,
+    ArgumentParser,
+    count_arg,
+    load_bot_arg,
+    output_file_arg,
+    seed_arg,
+)
 from bgnet.errors import BadArgument, BadInputFile
 from bgnet.formats.position import FORMATS as POSITION_FORMATS
 
@@ -69,7 +77,7 @@ def rollout_parser() -> argparse.ArgumentParser:
     p.add_argument("--match-id", help="GNU Backgammon Match ID (cube, score, Crawford): cubeful rollout")
     p.add_argument("--bot", help=BOT_HELP)
     p.add_argument("--ply", type=int, help="search depth of the bot that plays the trials")
-    p.add_argument("--trials", type=int, default=1296, help="trials per position (default 1296)")
+    p.add_argument("--trials", type=count_arg(MAX_TRIALS), default=1296, help="trials per position (default 1296)")
     p.add_argument("--truncate", type=int, metavar="P",
                    help="stop each trial after P plies and use the bot's evaluation")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")

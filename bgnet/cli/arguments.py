@@ -89,6 +89,33 @@ def device_arg(text: str) -> str:
     return text
 
 
+# Upper bounds of counts, far above any run one machine finishes, low enough that a slip of the
+# keyboard (an extra digit or ten) is an error line rather than an attempt to fill the memory.
+MAX_GAMES = 10_000_000
+MAX_MATCHES = 1_000_000
+MAX_MATCH_LENGTH = 32_767  # the longest a Match ID can say
+MAX_TRIALS = 10_000_000
+
+
+def count_arg(maximum: int, minimum: int = 1):
+    """An argument type: a whole number from ``minimum`` to ``maximum`` (``1e6`` reads as a number
+    too), else an error giving the range (argparse names the option before it).
+
+    >>> count_arg(100)("1e2"), count_arg(100)("7")
+    (100, 7)
+    """
+    def parse(text: str) -> int:
+        why = f"must be a whole number from {minimum:,} to {maximum:,}; got {text!r}"
+        try:
+            value = float(text) if any(c in text.lower() for c in ".e") else int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(why) from None
+        if value != value or not minimum <= value <= maximum or value != int(value):
+            raise argparse.ArgumentTypeError(why)
+        return int(value)
+    return parse
+
+
 def positive_arg(kind, what: str):
     """An argument type: ``kind`` (int or float) of ``text``, above 0 and finite, else an error
     naming ``what``."""

@@ -8,7 +8,11 @@ import sys
 
 from bgnet.cli.arguments import (
     BOT_FORMS,
+    MAX_GAMES,
+    MAX_MATCH_LENGTH,
+    MAX_MATCHES,
     ArgumentParser,
+    count_arg,
     device_arg,
     load_bot_arg,
     output_dir_arg,
@@ -38,11 +42,11 @@ def eval_main(argv: list[str]) -> int:
     )
     p.add_argument("a", metavar="A", help=BOT_HELP)
     p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
-    p.add_argument("--games", type=int, help="number of money games (default 1000; "
+    p.add_argument("--games", type=count_arg(MAX_GAMES), help="number of money games (default 1000; "
                    "rounded up to an even number with duplicate dice)")
-    p.add_argument("--match", type=int, metavar="N",
+    p.add_argument("--match", type=count_arg(MAX_MATCH_LENGTH), metavar="N",
                    help="play whole matches to N points (cube, Crawford rule) instead of money games")
-    p.add_argument("--matches", type=int, metavar="M", help="number of matches with --match "
+    p.add_argument("--matches", type=count_arg(MAX_MATCHES), metavar="M", help="number of matches with --match "
                    "(default 100)")
     p.add_argument("--cube", action="store_true", help="money games with the doubling cube")
     p.add_argument("--jacoby", action="store_true",
@@ -100,8 +104,6 @@ def eval_main(argv: list[str]) -> int:
 def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
     """Refuse contradictory or out-of-range options; fill in the defaults that depend on the mode."""
     if a.match is not None:
-        if a.match < 1:
-            p.error(f"--match is the match length in points, at least 1; got {a.match}")
         if a.cube:
             p.error("--match plays matches (always with the cube); --cube is for money games: "
                     "give one of them")
@@ -109,8 +111,6 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
             p.error("--games counts money games; with --match give the number of matches as "
                     "--matches")
         a.matches = 100 if a.matches is None else a.matches
-        if a.matches < 1:
-            p.error(f"--matches must be at least 1; got {a.matches}")
     elif a.matches is not None:
         p.error("--matches needs --match N (the match length)")
     if a.jacoby and not a.cube:
@@ -121,8 +121,6 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
     if a.cube_ply is not None and not (a.cube or a.match is not None):
         p.error("--cube-ply applies to play with the cube (--match or --cube)")
     a.games = 1000 if a.games is None else a.games
-    if a.games < 1:
-        p.error(f"--games must be at least 1; got {a.games}")
     a.batch = (256 if a.match is not None else 2048) if a.batch is None else a.batch
     if a.batch < 1:
         p.error(f"--batch must be at least 1; got {a.batch}")
@@ -434,7 +432,7 @@ def tournament_main(argv: list[str]) -> int:
     )
     p.add_argument("sources", nargs="+", metavar="RUN_DIR_OR_BOT",
                    help=f"a run directory (its checkpoints take part), or {BOT_HELP}")
-    p.add_argument("--games", type=int, default=400, help="games per pair (default 400)")
+    p.add_argument("--games", type=count_arg(MAX_GAMES), default=400, help="games per pair (default 400)")
     p.add_argument("--ref", action="append", metavar="SPEC",
                    help="reference opponent (repeatable; default: pubeval and gnubg:0)")
     p.add_argument("--no-ref", action="store_true", help="no reference opponents")
