@@ -119,6 +119,13 @@ def test_a_count_too_large_to_run_is_refused_before_any_work(argv, option, capsy
     assert_one_line(err, argv[0], f"argument {option}: must be a whole number from 1 to")
 
 
+def test_an_output_folder_inside_a_missing_one_is_refused(tmp_path, capsys):
+    out = tmp_path / "no" / "such"
+    code, _, err = call(capsys, "tournament", "random", "pubeval", "--no-ref", "--games", "2", "--out", str(out))
+    assert code == EXIT_USAGE and not (tmp_path / "no").exists()
+    assert_one_line(err, "tournament", f"there is no folder {str(tmp_path / 'no')!r}")
+
+
 def test_an_unknown_bot_spec_lists_the_valid_ones(capsys):
     code, _, err = call(capsys, "eval", "random", "nope", *QUICK)
     assert code == EXIT_USAGE

@@ -146,9 +146,15 @@ def output_file_arg(text: str) -> str:
 
 
 def output_dir_arg(text: str) -> str:
-    """A folder to write into (created when missing); refused when a file has its name."""
+    """A folder to write into, created when missing, as :func:`output_file_arg` creates a file:
+    refused when a file has its name, or when the folder it would be made in does not exist (a
+    mistyped path makes no tree of folders)."""
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a file: give a folder for the outputs")
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(text) and not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"cannot make {text!r}: there is no folder {parent!r} "
+                                         "(it does not exist; create it first)")
     return text
 
 

@@ -339,6 +339,8 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
             bots[spec] = load_bot_arg(spec, a.device)
         for spec, bot in bots.items():
             name = spec if a.ply is None else f"{spec} (cube at {a.ply}-ply)"
+            if not bot.can_evaluate:  # played as bgnet eval plays it, and said so in its row
+                name = f"{spec} (no cube: never doubles, always takes)"
             with tqdm(total=len(benches[0]), desc=name, unit="position", disable=None,
                       leave=False) as bar:
                 try:  # the decisions do not depend on the reference
