@@ -112,6 +112,7 @@ def test_bench_cube_command(tmp_path, capsys):
     assert "paired_ref" not in gnubg and rand["paired_ref"] == "gnubg:0"
     assert rand["cost_minus_ref"] == pytest.approx(rand["all"]["cost"] - gnubg["all"]["cost"])
     assert rand["cost_minus_ref_ci95"] > 0 and "random:1 minus gnubg:0" in out
+    assert "random:1: no cube play of its own" in out and "gnubg:0: no cube" not in out
 
 
 @pytest.mark.gnubg

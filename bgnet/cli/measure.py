@@ -339,8 +339,6 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
             bots[spec] = load_bot_arg(spec, a.device)
         for spec, bot in bots.items():
             name = spec if a.ply is None else f"{spec} (cube at {a.ply}-ply)"
-            if not bot.can_evaluate:  # played as bgnet eval plays it, and said so in its row
-                name = f"{spec} (no cube: never doubles, always takes)"
             with tqdm(total=len(benches[0]), desc=name, unit="position", disable=None,
                       leave=False) as bar:
                 try:  # the decisions do not depend on the reference
@@ -350,6 +348,7 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     finally:
         for bot in bots.values():
             bot.close()
+    cubeless = [spec for spec, bot in bots.items() if not bot.can_evaluate]
     tables = []
     for bench in benches:
         rows, costs = [], []
@@ -360,6 +359,9 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
                 cube_bench.add_paired(rows[-1], costs[-1], costs[0], rows[0]["bot"])
         print(cube_bench.format_table(rows, bench))
         print(f"reference: {bench.reference}")
+        if cubeless:  # measured as bgnet eval plays them, which a reader should not mistake for a cube
+            print(f"{', '.join(cubeless)}: no cube play of its own; measured as bgnet eval plays it, "
+                  "never doubling and taking every double")
         tables.append((bench, rows))
     if a.json:
         cube_bench.write_json(a.json, tables)
