@@ -262,3 +262,15 @@ def test_a_failing_part_stops_the_pool_without_playing_the_rest():
             for job in jobs:
                 job.result()
     assert time.perf_counter() - t0 < 12.0  # process start and at most one part, not twenty
+
+
+def test_a_summary_of_few_games_gives_no_interval_and_counts_in_the_singular(capsys):
+    from bgnet.cli import main
+
+    assert main(["eval", "random:1", "random:2", "--games", "4", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "(too few games for an interval)" in out and "±" not in out.split("\n")[1]
+    assert main(["eval", "random:1", "random:2", "--match", "1", "--matches", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "1 match to 1 point " in out and " 1 matches" not in out and "1 Crawford games" not in out
+

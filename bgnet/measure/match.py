@@ -21,7 +21,7 @@ from bgnet.bots.base import Bot
 from bgnet.bots.simple import terminal_points
 from bgnet.engine.board import start_position
 from bgnet.measure import workers as worker_pool
-from bgnet.measure.stats import mean_ci95, paired_mean_ci95
+from bgnet.measure.stats import counted, mean_ci95, paired_mean_ci95, ppg_text
 
 DICE_BLOCK = 64  # rolls are drawn in blocks of this many turns, when a game first needs them
 MAX_TURNS = 20_000  # a game this long means a bot is not making progress
@@ -121,9 +121,10 @@ class MatchResult:
         """A few human-readable lines."""
         h = self.histogram
         return "\n".join([
-            f"{self.bot_a} vs {self.bot_b}: {self.games} games"
+            f"{self.bot_a} vs {self.bot_b}: {counted(self.games, 'game')}"
             f" ({'duplicate dice' if self.duplicate else 'independent dice'}, seed {self.seed})",
-            f"  {self.bot_a} points per game: {self.ppg:+.3f} ± {self.ppg_ci95:.3f} (95 %)",
+            f"  {self.bot_a} points per game: "
+            f"{ppg_text(self.ppg, self.ppg_ci95, self.games // 2 if self.duplicate else self.games)}",
             f"  wins {self.wins} ({100 * self.win_rate:.1f} %)",
             f"  gammons {100 * self.gammon_rate_a:.1f} % / {100 * self.gammon_rate_b:.1f} %,"
             f" backgammons {100 * self.backgammon_rate_a:.1f} % / {100 * self.backgammon_rate_b:.1f} %"

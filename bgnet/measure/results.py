@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bgnet.engine.game import Game, MatchRecord
+from bgnet.measure.stats import counted, ppg_text
 
 # Columns of the per-game table of the results (``rows``: one row per game; winner 0 is A, ``end``
 # indexes ENDS, the doubles/takes/drops are counted by the player who made them).
@@ -37,16 +38,6 @@ def game_row(game: Game) -> tuple:
             int(game.crawford), *counts["double"], *counts["take"], *counts["drop"], moves)
 
 
-
-def counted(n: int, word: str) -> str:
-    """``n`` and ``word``, plural unless ``n`` is 1.
-
-    >>> counted(1, "match"), counted(0, "match"), counted(3, "game")
-    ('1 match', '0 matches', '3 games')
-    """
-    if n == 1:
-        return f"1 {word}"
-    return f"{n} {word}es" if word.endswith(("s", "ch", "sh", "x")) else f"{n} {word}s"
 
 @dataclass
 class CubeStats:
@@ -147,12 +138,13 @@ class MatchPlayResult(_Saving):
     def summary(self) -> str:
         lo, hi = self.win_rate_ci95
         return "\n".join([
-            f"{self.bot_a} vs {self.bot_b}: {counted(self.matches, 'match')} to {self.length} points "
+            f"{self.bot_a} vs {self.bot_b}: {counted(self.matches, 'match')} to "
+            f"{counted(self.length, 'point')} "
             f"(seed {self.seed})",
             f"  {self.bot_a} wins {counted(self.wins, 'match')}: {100 * self.win_rate:.1f} % "
             f"(95 % interval {100 * lo:.1f} - {100 * hi:.1f} %)",
-            f"  {self.games} games ({self.games_per_match:.2f} a match, {self.crawford_games} "
-            f"Crawford games); gammons {100 * self.gammon_rate_a:.1f} % / "
+            f"  {counted(self.games, 'game')} ({self.games_per_match:.2f} a match, "
+            f"{counted(self.crawford_games, 'Crawford game')}); gammons {100 * self.gammon_rate_a:.1f} % / "
             f"{100 * self.gammon_rate_b:.1f} %, backgammons {100 * self.backgammon_rate_a:.1f} % / "
             f"{100 * self.backgammon_rate_b:.1f} % of games ({self.bot_a} / {self.bot_b})",
             self.cube.line(self.bot_a, self.bot_b),
@@ -201,9 +193,10 @@ class MoneyCubeResult(_Saving):
             else "cubeless"
         dice = "duplicate dice" if self.duplicate else "independent dice"
         lines = [
-            f"{self.bot_a} vs {self.bot_b}: {self.games} money games {rules} ({dice}, seed "
+            f"{self.bot_a} vs {self.bot_b}: {counted(self.games, 'money game')} {rules} ({dice}, seed "
             f"{self.seed})",
-            f"  {self.bot_a} points per game: {self.ppg:+.3f} ± {self.ppg_ci95:.3f} (95 %)",
+            f"  {self.bot_a} points per game: "
+            f"{ppg_text(self.ppg, self.ppg_ci95, self.games // 2 if self.duplicate else self.games)}",
             f"  wins {self.wins} ({100 * self.win_rate:.1f} %); gammons "
             f"{100 * self.gammon_rate_a:.1f} % / {100 * self.gammon_rate_b:.1f} %, backgammons "
             f"{100 * self.backgammon_rate_a:.1f} % / {100 * self.backgammon_rate_b:.1f} % "

@@ -26,6 +26,32 @@ def mean_ci95(x) -> tuple[float, float]:
     return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(len(x)))
 
 
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1.
+
+    >>> counted(1, "match"), counted(0, "match"), counted(3, "game")
+    ('1 match', '0 matches', '3 games')
+    """
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word}es" if word.endswith(("s", "ch", "sh", "x")) else f"{n} {word}s"
+
+
+MIN_SAMPLES_FOR_CI = 10  # below this a normal interval says more than the games do
+
+
+def ppg_text(mean: float, half: float, samples: int) -> str:
+    """Points per game with its 95 % interval, or where ``samples`` (games, or pairs of games
+    with duplicate dice) are too few for one, the mean and a word saying so.
+
+    >>> ppg_text(0.25, 0.031, 400), ppg_text(1.0, 0.0, 2)
+    ('+0.250 ± 0.031 (95 %)', '+1.000 (too few games for an interval)')
+    """
+    if samples < MIN_SAMPLES_FOR_CI or not math.isfinite(half):
+        return f"{mean:+.3f} (too few games for an interval)"
+    return f"{mean:+.3f} ± {half:.3f} (95 %)"
+
+
 def paired_mean_ci95(x) -> tuple[float, float]:
     """Mean and 95 % half-width of samples that come in pairs (x[0], x[1]), (x[2], x[3]), ...
 
