@@ -3,6 +3,7 @@ composed on it, and ``bgnet train --help``."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -72,6 +73,19 @@ def test_the_experiments_are_the_presets_a_user_can_run():
 def test_bad_values_and_unknown_keys_name_their_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_config(compose_train(override))
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["recipe=quick"], "recipe=quick: the recipe group is added to the config with a +, as +recipe=quick"),
+    (["--games", "10"], "did you mean train.games=10?"),
+    (["--seed=3"], "did you mean seed=3?"),
+    (["--lr", "0.1"], "did you mean optim.lr=0.1?"),
+])
+def test_the_usual_slips_get_the_override_meant(argv, words):
+    from bgnet.errors import BadArgument
+
+    with pytest.raises(BadArgument, match=re.escape(words)):
+        train_main(argv)
 
 
 def test_config_errors_are_bad_arguments():

@@ -81,6 +81,24 @@ def help_text() -> str:
     return HELP.format(groups="\n".join(lines) + "\n")
 
 
+_ADDED_GROUPS = ("recipe", "experiment")  # config groups not among the defaults (configs/train.yaml)
+
+
+def _as_override(flag: str, argv: list[str]) -> str:
+    """'; did you mean train.games=10?' for ``--games 10`` where a config key has that name."""
+    import dataclasses
+
+    from bgnet.train.config import SECTIONS, RunConfig
+
+    name, _, value = flag.lstrip("-").replace("-", "_").partition("=")
+    if not value and flag in argv and argv.index(flag) + 1 < len(argv):
+        value = argv[argv.index(flag) + 1]
+    top = [name] if name in {f.name for f in dataclasses.fields(RunConfig)} - set(SECTIONS) else []
+    keys = top + [f"{section}.{name}" for section, schema in SECTIONS.items()
+                  if name in {f.name for f in dataclasses.fields(schema)}]
+    return f"; did you mean {keys[0]}={value or 'VALUE'}?" if keys else ""
+
+
 def train_main(argv: list[str]) -> int:
     """``bgnet train [KEY=VALUE ...]``: see :data:`HELP`."""
     if any(a in ("-h", "--help") for a in argv):
@@ -88,8 +106,13 @@ def train_main(argv: list[str]) -> int:
         return 0
     flags = [a for a in argv if a.startswith("-")]
     if flags:
-        raise BadArgument(f"unknown option {flags[0]!r}: bgnet train takes KEY=VALUE overrides "
-                          "(see bgnet train --help)")
+        raise BadArgument(f"unknown option {flags[0]!r}: bgnet train takes KEY=VALUE overrides"
+                          f"{_as_override(flags[0], argv)} (see bgnet train --help)")
+    for group in _ADDED_GROUPS:
+        named = next((a for a in argv if a.startswith(f"{group}=")), None)
+        if named is not None:  # Hydra would say "unknown key": a group outside the defaults needs +
+            raise BadArgument(f"{named}: the {group} group is added to the config with a +, "
+                              f"as +{named}")
     argv = list(argv)
     resumed_dir = _resume_dir(argv)
     if resumed_dir is not None:
