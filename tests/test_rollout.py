@@ -239,6 +239,7 @@ def test_the_progress_bar_reports_the_mean_rate(monkeypatch):
     (["4HPwATDgc/ABMA", "--bot", "no/such/bot.onnx"], 3, "no such bot file"),
     (["4HPwATDgc/ABMA", "--bot", "nosuchbot"], 2, "unknown bot"),
     (["4HPwATDgc/ABMA", "--json", "/no/such/folder/r.json"], 2, "does not exist"),
+    (["AAAAAAAAAAAAAA"], 2, "the game of this position is over"),
 ])
 def test_rollout_command_refuses_bad_arguments(argv, code, words, capsys):
     from bgnet.cli import main

@@ -187,6 +187,27 @@ def test_moves_limit_ply_and_xgid(client):
     assert xg["position_id"] == START
 
 
+@pytest.mark.parametrize("pid, who", [("AAAAAAAAAAAAAA", "both sides have"),
+                                      ("AAAAwAEAAAAAAA", "the opponent has")])
+def test_a_position_whose_game_is_over_is_refused_everywhere(client, pid, who):
+    for path, extra in (("/api/v1/evaluate", {}), ("/api/v1/moves", {"dice": "31"}),
+                        ("/api/v1/cube", {"match_id": "cAkAAAAAAAAA"})):
+        refused(client.get(path, params={"position_id": pid, **extra}), 400,
+                f"the game of this position is over: {who} borne off every checker")
+
+
+def test_an_error_quotes_at_most_a_few_hundred_characters_of_what_was_sent(client):
+    resp = client.get("/api/v1/evaluate", params={"position_id": "x" * 30_000})
+    refused(resp, 400, "position_id", "(cut)")
+    assert len(resp.content) < 1000
+
+
+def test_a_match_id_beside_one_the_position_carries_is_refused_in_words_that_fit(client):
+    refused(client.get("/api/v1/cube", params={"position_id": f"{START}:cAkAAAAAAAAA",
+                                               "match_id": "cAkAAAAAAAAA"}),
+            400, "already carries the cube and score (an XGID, or POSITIONID:MATCHID)")
+
+
 def test_a_plus_left_unencoded_in_an_id_is_read_as_a_plus(client):
     # In a query string a bare + means a space; Position and Match IDs hold + and never a space.
     pid, mid = "wnPhATDg6+ABMA", "cAkAAAAAAAAA"

@@ -40,10 +40,11 @@ def parse_dice(words: list[str]) -> tuple[int, int]:
 def parse_position(text: str, match_id: str | None):
     """(board, MatchContext or None) of a Position ID, ``POSITIONID:MATCHID`` or an XGID (the one
     reader of :mod:`bgnet.formats.position`); a bad one is a :class:`BadArgument`."""
-    from bgnet.formats.position import read_position
+    from bgnet.formats.position import check_in_play, read_position
 
     try:
         pos = read_position(text, match_id)
+        check_in_play(pos.board)
     except ValueError as e:
         raise BadArgument(str(e)) from None
     return pos.board, pos.context

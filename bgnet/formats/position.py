@@ -111,6 +111,24 @@ def format_of(text: str) -> str:
     return "position-id"
 
 
+def check_in_play(board) -> None:
+    """A :class:`PositionFormatError` for a position whose game is over (a side has no checker
+    left on the board), where only a game in play can be valued, rolled out or moved from.
+
+    >>> import numpy as np
+    >>> check_in_play(np.zeros((2, 25), np.int8))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bgnet.formats.position.PositionFormatError: the game of this position is over: both sides ...
+    """
+    left = [int(side.sum()) for side in board]
+    gone = [who for who, n in zip(("the opponent", "the side on roll"), left) if n == 0]
+    if gone:
+        who = "both sides have" if len(gone) == 2 else f"{gone[0]} has"
+        raise PositionFormatError(f"the game of this position is over: {who} borne off every "
+                                  "checker; give a position of a game in play")
+
+
 def read_position(text: str, match_id_text: str | None = None) -> Position:
     """The :class:`Position` that ``text`` spells, in any of the three formats.
 

@@ -324,8 +324,8 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
         board, ctx = one_position(position_id, xgid)
         if match_id is not None:
             if ctx is not None:
-                raise ApiError(400, "the position already carries the cube and score: leave out "
-                                    "match_id")
+                raise ApiError(400, "the position already carries the cube and score (an XGID, "
+                                    "or POSITIONID:MATCHID): leave out match_id")
             ctx = _match_context(match_id)
         if dice is not None:
             d1, d2 = parse_dice(dice)
@@ -359,7 +359,8 @@ def _add_api_routes(app: FastAPI, service: BotService, answers: Answers) -> None
                                     "money with a centred cube)")
             ctx = _match_context(match_id)
         elif match_id is not None:
-            raise ApiError(400, "an XGID carries the cube and score: leave out match_id")
+            raise ApiError(400, "the position already carries the cube and score (an XGID, or "
+                                "POSITIONID:MATCHID): leave out match_id")
         return await service.call(answers.cube, board, ctx, answers.ply(ply))
 
 

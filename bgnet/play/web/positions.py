@@ -61,7 +61,7 @@ def plus_restored(text: str) -> str:
 def one_position(position_id_: str | None, xgid_: str | None):
     """(board, MatchContext or None) from exactly one of the parameters ``position_id`` and
     ``xgid``; either takes a Position ID, ``POSITIONID:MATCHID`` or an XGID."""
-    from bgnet.formats.position import read_position
+    from bgnet.formats.position import check_in_play, read_position
 
     if (position_id_ is None) == (xgid_ is None):
         raise bad("give the position as exactly one of position_id (a GNU Backgammon Position ID, "
@@ -71,9 +71,11 @@ def one_position(position_id_: str | None, xgid_: str | None):
     text = plus_restored(text)
     try:
         pos = read_position(text)
+        check_in_play(pos.board)
     except ValueError as e:
-        raise bad(f"{name} {text!r}: {e}") from None
+        raise bad(f"{name}: {e}") from None
     return pos.board, pos.context
+
 
 
 def board_from_wildbg(points: dict[str, int]) -> np.ndarray:
