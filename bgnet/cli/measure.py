@@ -348,7 +348,7 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     finally:
         for bot in bots.values():
             bot.close()
-    cubeless = [spec for spec, bot in bots.items() if not bot.can_evaluate]
+    no_cube = [spec for spec, bot in bots.items() if not bot.can_evaluate]
     tables = []
     for bench in benches:
         rows, costs = [], []
@@ -359,8 +359,8 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
                 cube_bench.add_paired(rows[-1], costs[-1], costs[0], rows[0]["bot"])
         print(cube_bench.format_table(rows, bench))
         print(f"reference: {bench.reference}")
-        if cubeless:  # measured as bgnet eval plays them, which a reader should not mistake for a cube
-            print(f"{', '.join(cubeless)}: no cube play of its own; measured as bgnet eval plays it, "
+        if no_cube:  # measured as bgnet eval plays them, which a reader should not mistake for a cube
+            print(f"{', '.join(no_cube)}: no cube play of its own; measured as bgnet eval plays it, "
                   "never doubling and taking every double")
         tables.append((bench, rows))
     if a.json:
