@@ -338,6 +338,13 @@ def test_every_roll_after_the_first_has_its_luck_dances_included(bot):
     assert abs(1000 * both) < 10, both
 
 
+def test_a_player_with_no_decisions_gets_no_rating():
+    from bgnet.analyze.analysis import PlayerSummary, summary_rows
+
+    rows = dict(summary_rows([PlayerSummary("Ann"), PlayerSummary("Bob", unforced_moves=3)], False, [0.0, 0.0]))
+    assert rows["Checker-play rating"] == ["-", "Supernatural"] and rows["Overall rating"] == ["-", "Supernatural"]
+
+
 @needs_bot
 def test_resignations_are_judged(bot):
     """Resigning a backgammon at the start gives away far more than the game is worth; the
