@@ -332,6 +332,14 @@ def test_unknown_paths_methods_and_big_bodies_are_json(client):
                         headers={"Content-Type": "application/json"}), 400)
 
 
+def test_head_is_answered_wherever_get_is(client):
+    for path in ("/", "/health", "/api/v1/bot", "/static/board.js"):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+    assert client.head("/api/v1/nothing").status_code == 404
+
+
 def test_the_page_and_its_files_are_served(client):
     page = client.get("/")
     assert page.status_code == 200 and "<svg id=\"board\"" in page.text

@@ -87,6 +87,25 @@ def _what_body(got) -> str:
     return f"{kinds.get(type(got), 'null')} in JSON"
 
 
+class HeadAsGet:
+    """ASGI middleware: HEAD answered wherever GET is, as HTTP asks (the headers GET would send,
+    no body); FastAPI's routes know GET alone."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            return await self.app(scope, receive, send)
+
+        async def headers_only(message):
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
 class BodyLimit:
     """ASGI middleware: bodies over ``limit`` bytes are answered 413 before the app reads them."""
 
@@ -212,6 +231,7 @@ def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_w
         service.call_now(_warm_up, answers)
     _add_error_handlers(app)
     app.add_middleware(BodyLimit)
+    app.add_middleware(HeadAsGet)
     _add_wildbg_routes(app, service, answers)
     _add_api_routes(app, service, answers)
     games.add_routes(app)
