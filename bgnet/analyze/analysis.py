@@ -605,9 +605,10 @@ class _GameWalk:
         self.number += 1
         return len(self.decisions) - 1
 
-    def row(self, player: int, kind: str, text: str, dice=None, decision: int | None = None) -> None:
+    def row(self, player: int, kind: str, text: str, dice=None, decision: int | None = None,
+            **extra) -> None:
         self.log.rows.append({"player": player, "kind": kind, "text": text,
-                              "dice": list(dice) if dice else None, "decision": decision})
+                              "dice": list(dice) if dice else None, "decision": decision, **extra})
 
     def run(self) -> None:
         from bgnet.analyze.rollout import ROLL_INDEX, ROLL_WEIGHTS
@@ -690,9 +691,9 @@ class _GameWalk:
                     luck = float(eqs[ROLL_INDEX[act.dice[0], act.dice[1]]] - np.dot(ROLL_WEIGHTS, eqs))
                 scale = _mwc_per_equity(ctx, self.met)
                 if len(after) == 0:
-                    self.row(p, "move", "cannot move", dice=act.dice)
+                    self.row(p, "move", "cannot move", dice=act.dice,
+                             **({} if luck is None else {"luck": luck}))
                     if luck is not None:
-                        self.log.rows[-1]["luck"] = luck
                         self.players[p].add_luck(luck, luck * self.cube if scale is None else None,
                                                  None if scale is None else luck * scale)
                     first_move, doubled = False, False

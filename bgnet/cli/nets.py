@@ -62,10 +62,11 @@ def _refuse_a_bot(spec: str) -> None:
         raise BadArgument(f"{spec} is a bot shipped with bgnet, exported already: it plays as it is "
                           f"(bgnet play --bot {spec}); export takes a training checkpoint (.pt) or a "
                           "training run's folder")
-    if spec.lower().endswith(".onnx"):
-        raise BadInputFile(f"{spec} is an exported bot (ONNX) already: it plays as it is "
-                           f"(bgnet play --bot {spec}); export takes a training checkpoint (.pt) or a "
-                           "training run's folder")
+    if spec.lower().endswith(".onnx"):  # before --out's default, which would be the file itself
+        from bgnet.nn.checkpoint import exported_bot_refusal
+
+        raise BadInputFile(exported_bot_refusal(spec, "export takes a training checkpoint (.pt) or a "
+                                                      "training run's folder"))
 
 
 def _export(a) -> int:

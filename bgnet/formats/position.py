@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bgnet.engine.api import game_over
 from bgnet.engine.position_id import board_from_position_id, position_id
 from bgnet.engine.state import GAME_PLAYING, MatchContext
 from bgnet.formats.match_id import match_context_from_id, match_id
@@ -121,9 +122,8 @@ def check_in_play(board) -> None:
     ...
     bgnet.formats.position.PositionFormatError: the game of this position is over: both sides ...
     """
-    left = [int(side.sum()) for side in board]
-    gone = [who for who, n in zip(("the opponent", "the side on roll"), left) if n == 0]
-    if gone:
+    if game_over(board):
+        gone = [who for who, side in zip(("the opponent", "the side on roll"), board) if not side.any()]
         who = "both sides have" if len(gone) == 2 else f"{gone[0]} has"
         raise PositionFormatError(f"the game of this position is over: {who} borne off every "
                                   "checker; give a position of a game in play")

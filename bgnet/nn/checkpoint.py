@@ -141,6 +141,12 @@ def checkpoint_file(path: str | os.PathLike) -> Path:
                           "saved its net)")
 
 
+def exported_bot_refusal(path, wanted: str = "a training checkpoint (.pt) or a training run's "
+                                             "folder is wanted here") -> str:
+    """Why an exported bot cannot stand where a checkpoint is wanted, and what it is good for."""
+    return f"{path} is an exported bot (ONNX) already: it plays as it is (bgnet play --bot {path}); {wanted}"
+
+
 def _check_kind(path: Path) -> None:
     """CheckpointError for a file that cannot be a checkpoint at all: ``torch.save`` writes a zip
     archive (older versions a pickle, which starts with its protocol byte 0x80). Anything else,
@@ -150,8 +156,7 @@ def _check_kind(path: Path) -> None:
     if head.startswith((b"PK\x03\x04", b"\x80")):
         return
     if path.suffix.lower() == ".onnx":
-        raise CheckpointError(f"{path} is an exported bot (ONNX), not a training checkpoint: it "
-                              "plays as it is (--bot PATH)")
+        raise CheckpointError(exported_bot_refusal(path))
     try:
         head.decode("utf-8")
         text = b"\0" not in head
