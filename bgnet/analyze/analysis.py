@@ -606,9 +606,12 @@ class _GameWalk:
         return len(self.decisions) - 1
 
     def row(self, player: int, kind: str, text: str, dice=None, decision: int | None = None,
-            **extra) -> None:
+            luck: float | None = None) -> None:
+        """One line of the game's log; ``luck`` for a roll that has no decision to carry it."""
         self.log.rows.append({"player": player, "kind": kind, "text": text,
-                              "dice": list(dice) if dice else None, "decision": decision, **extra})
+                              "dice": list(dice) if dice else None, "decision": decision})
+        if luck is not None:
+            self.log.rows[-1]["luck"] = luck
 
     def run(self) -> None:
         from bgnet.analyze.rollout import ROLL_INDEX, ROLL_WEIGHTS
@@ -691,8 +694,7 @@ class _GameWalk:
                     luck = float(eqs[ROLL_INDEX[act.dice[0], act.dice[1]]] - np.dot(ROLL_WEIGHTS, eqs))
                 scale = _mwc_per_equity(ctx, self.met)
                 if len(after) == 0:
-                    self.row(p, "move", "cannot move", dice=act.dice,
-                             **({} if luck is None else {"luck": luck}))
+                    self.row(p, "move", "cannot move", dice=act.dice, luck=luck)
                     if luck is not None:
                         self.players[p].add_luck(luck, luck * self.cube if scale is None else None,
                                                  None if scale is None else luck * scale)
