@@ -3,11 +3,12 @@
 * ``legal_moves``: :func:`bgnet.engine.legal_moves` (Position ID in; notation and next Position
   ID of every move out) against ``gnubg_nn.moves`` (a board list in; position keys and step
   tuples out), microseconds per call, best of several repeats.
-* ``best_move`` at 0-ply: ``Bot.best_move`` of the shipped bot (``bgnet.load_bot()``) against
-  ``gnubg_nn.best_move(board, d1, d2, 0)``, decisions per second. GNU Backgammon keeps a cache
-  of evaluations, so each decision is timed once, on distinct positions that neither side has
-  seen: the positions come from pubeval self-play (pubeval does not fill gnubg's cache), and
-  both bots are warmed up on other positions first.
+* ``best_move`` at 0-ply and at 1-ply: ``Bot.best_move`` of the shipped bot
+  (``bgnet.load_bot()``) against ``gnubg_nn.best_move(board, d1, d2, ply)``, decisions per
+  second. GNU Backgammon keeps a cache of evaluations, so each decision is timed once, on
+  distinct positions that neither side has seen (1-ply on other positions than 0-ply): the
+  positions come from pubeval self-play (pubeval does not fill gnubg's cache), and both bots
+  are warmed up on other positions first.
 
 * a match-aware 0-ply decision: ``Bot.best_move`` with a Match ID (7-point match, 3-away
   5-away, cube 2 owned by the opponent: moves valued by cubeful equity at the score) beside the
@@ -83,7 +84,7 @@ def bench_legal_moves(positions, repeats: int) -> None:
     print(f"  ratio bgnet / gnubg : {t_bgnet / t_gnubg:7.2f} (time a call)")
 
 
-def bench_best_move(positions, warmup: int, bot_path: str | None = None) -> None:
+def bench_best_move(positions, warmup: int, bot_path: str | None = None, ply: int = 0) -> None:
     import gnubg_nn
 
     import bgnet
@@ -94,20 +95,20 @@ def bench_best_move(positions, warmup: int, bot_path: str | None = None) -> None
     calls = [(position_id(b), d1, d2) for b, d1, d2 in timed]
     lists = [(b.tolist(), d1, d2) for b, d1, d2 in timed]
     for b, d1, d2 in warm:
-        bot.best_move(position_id(b), d1, d2)
-        gnubg_nn.best_move(b.tolist(), d1, d2, 0)
+        bot.best_move(position_id(b), d1, d2, ply=ply)
+        gnubg_nn.best_move(b.tolist(), d1, d2, ply)
     best = bot.best_move
     t = time.perf_counter()
     for c in calls:
-        best(*c)
+        best(*c, ply=ply)
     t_bgnet = time.perf_counter() - t
     gbest = gnubg_nn.best_move
     t = time.perf_counter()
     for b, x, y in lists:
-        gbest(b, x, y, 0)
+        gbest(b, x, y, ply)
     t_gnubg = time.perf_counter() - t
     r_bgnet, r_gnubg = len(calls) / t_bgnet, len(calls) / t_gnubg
-    print(f"best_move at 0-ply over {len(calls)} distinct positions ({bot.name}; each timed once)")
+    print(f"best_move at {ply}-ply over {len(calls)} distinct positions ({bot.name}; each timed once)")
     print(f"  bgnet Bot.best_move : {r_bgnet:9.0f} decisions/s ({t_bgnet / len(calls) * 1e6:.1f} us)")
     print(f"  gnubg_nn.best_move  : {r_gnubg:9.0f} decisions/s ({t_gnubg / len(calls) * 1e6:.1f} us)")
     print(f"  ratio bgnet / gnubg : {r_bgnet / r_gnubg:9.2f} (decisions a second)")
@@ -156,13 +157,18 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bot", help="exported bot or checkpoint to time (default: the shipped bot)")
+    ap.add_argument("--ply-decisions", type=int, default=500,
+                    help="timed decisions for best_move at 1-ply (0: none)")
     ap.add_argument("--only", choices=["legal_moves", "best_move", "match"], help="run one part")
     a = ap.parse_args()
-    positions = distinct_positions(max(a.positions, a.decisions + 500), a.seed)
+    positions = distinct_positions(max(a.positions, a.decisions + a.ply_decisions + 550), a.seed)
     if a.only in (None, "legal_moves"):
         bench_legal_moves(positions[:a.positions], a.repeats)
     if a.only in (None, "best_move"):
         bench_best_move(positions[:a.decisions + 500], warmup=500, bot_path=a.bot)
+        if a.ply_decisions:  # other positions than 0-ply's, so that no cache has seen them
+            rest = positions[a.decisions + 500:]
+            bench_best_move(rest[:a.ply_decisions + 50], warmup=50, bot_path=a.bot, ply=1)
     if a.only in (None, "match"):
         bench_match_aware(positions[:a.decisions + 500], warmup=500, bot_path=a.bot)
     return 0

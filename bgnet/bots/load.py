@@ -169,3 +169,20 @@ def with_ply(spec: str | None, ply: int | None) -> str:
     if low == "pubeval" or low == "random" or low.startswith("random:"):
         raise BadArgument(f"{spec} has no search depth; --ply applies to net bots and gnubg")
     return f"{split_ply(spec)[0]}@{ply}"
+
+
+def load_teacher(spec: str):
+    """A bgnet net bot to learn from (a shipped bot, a checkpoint, an exported bot or a run's
+    folder; a depth in the spec is ignored): the bots bgnet trains on are its own. GNU
+    Backgammon is the referee and pubeval a yardstick, never a teacher: those specs are refused.
+
+    >>> load_teacher("gnubg:0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    bgnet.errors.BadArgument: gnubg:0 cannot be a teacher: targets come only from bgnet's own nets ...
+    """
+    low = spec.strip().lower()
+    if low in ("random", "pubeval", "gnubg") or low.startswith(("random:", "gnubg:")):
+        raise BadArgument(f"{spec} cannot be a teacher: targets come only from bgnet's own nets "
+                          "(a shipped bot, a checkpoint, an exported bot or a run's folder)")
+    path, _ = split_ply(spec.strip())
+    return load_bot(path, ply=0)

@@ -45,3 +45,30 @@ class NetEvaluator(Evaluator):
         else:
             p = self.net(xt)
         return p.float().cpu().numpy()
+
+
+def net_of_exported_bot(path: str):
+    """The torch value net whose weights an exported bot (``.onnx``) holds, and the file's
+    metadata: the way back from a bot to a net to train on. The rebuilt net is checked against
+    onnxruntime on the opening's afterstates; a file whose weights do not fit its declared net
+    is a :class:`~bgnet.bots.onnx_eval.BotFileError`."""
+    from bgnet.bots.onnx_eval import BotFileError, OnnxEvaluator
+    from bgnet.engine.board import start_position
+    from bgnet.engine.movegen import generate_batch
+    from bgnet.nn.model import evaluate_afterstates, net_from_config
+
+    ev = OnnxEvaluator(path, threads=1)
+    # The compiled pass holds the file's weights by their declared names, which are the torch
+    # net's state_dict keys (bgnet.nn.model.net_layout).
+    weights = ev.fast._weights() if ev.fast is not None else None
+    net = net_from_config(ev.metadata["net_config"])
+    state = net.state_dict()
+    if weights is None or set(state) != set(weights):
+        raise BotFileError(f"{path}: its weights could not be matched to its net config")
+    net.load_state_dict({k: torch.from_numpy(np.array(weights[k], np.float32)) for k in state})
+    net.eval()
+    boards = np.stack([start_position()] * 64)
+    after, _, _ = generate_batch(boards, np.random.default_rng(0).integers(1, 7, size=(64, 2)))
+    if not np.allclose(evaluate_afterstates(net, after), ev.afterstates(after), atol=1e-4):
+        raise BotFileError(f"{path}: the rebuilt net disagrees with the exported bot")
+    return net, ev.metadata

@@ -76,6 +76,8 @@ COMMANDS = {
                 "average the weights of a run's last checkpoints into one net (--last N --out OUT)"),
     "merge": (_verb("nets", "merge_main"),
               "merge nets trained apart into one net, the weighted mean of their logits (--out OUT)"),
+    "label": (_verb("train", "label_main"),
+              "value a teacher's self-play candidates by its search, in shards to distill from"),
     "distill": (_verb("train", "distill_main"),
                 "fit a checkpoint's net to its own 1-ply values of close candidates (--decisions N)"),
     "plot": (_verb("train", "plot_main"),

@@ -219,17 +219,23 @@ def distill_main(argv: list[str]) -> int:
     """``bgnet distill CKPT OUT --decisions N [--data FILE.npz] [--epochs E] [--lr X] ...``."""
     p = ArgumentParser(
         prog="bgnet distill",
-        description="Fit a checkpoint's net to its own 1-ply values of every close candidate of "
+        description="Fit a net to a teacher's search: to the values of a labels folder made by "
+                    "bgnet label (--labels), or to its own 1-ply values of every close candidate of "
                     "self-play decisions, so that it chooses at 0-ply as it would at 1-ply; "
-                    "resume training from OUT.",
-        examples=("bgnet distill runs/my-run/checkpoints/latest.pt distilled.pt --decisions 200000 --workers 2",
+                    "export OUT or resume training from it.",
+        examples=("bgnet distill bgnet-default student.pt --labels runs/labels/deep --epochs 4 "
+                  "--lr 1e-4 --lr-final 1e-6 --batch-size 256",
+                  "bgnet distill runs/my-run/checkpoints/latest.pt distilled.pt --decisions 200000 --workers 2",
                   "bgnet distill latest.pt distilled.pt --decisions 200000 --data samples.npz --epochs 3"))
-    p.add_argument("checkpoint", help="the trained checkpoint (.pt): the teacher and the start")
+    p.add_argument("checkpoint", help="the net to fit (a checkpoint, or an exported bot's net); "
+                                      "without --labels, also the teacher")
     p.add_argument("out", type=output_file_arg, help="the checkpoint to write, in an existing folder")
     p.add_argument("--decisions", type=positive_arg(int, "--decisions"), default=100_000,
                    help="self-play contact decisions to draw (default 100000)")
     p.add_argument("--data", metavar="FILE.npz", default=None,
                    help="samples to fit: read from FILE when it exists, otherwise drawn and kept there")
+    p.add_argument("--labels", metavar="FOLDER", default=None,
+                   help="fit a teacher's values instead: a folder made by bgnet label")
     p.add_argument("--keep", type=positive_arg(int, "--keep"), default=5,
                    help="candidates of a decision: the 0-ply best KEEP (default 5) ...")
     p.add_argument("--margin", type=positive_arg(float, "--margin"), default=MARGIN,
@@ -237,6 +243,8 @@ def distill_main(argv: list[str]) -> int:
     p.add_argument("--epochs", type=positive_arg(int, "--epochs"), default=2,
                    help="passes over the samples (default 2)")
     p.add_argument("--lr", type=positive_arg(float, "--lr"), default=1e-5, help="Adam's rate (default 1e-5)")
+    p.add_argument("--lr-final", type=positive_arg(float, "--lr-final"), default=None,
+                   help="the rate falls linearly to this over the passes (default: constant)")
     p.add_argument("--batch-size", type=positive_arg(int, "--batch-size"), default=64, help="minibatch (default 64)")
     p.add_argument("--workers", type=positive_arg(int, "--workers"), default=1,
                    help="processes drawing the decisions (default 1)")
@@ -249,9 +257,57 @@ def distill_main(argv: list[str]) -> int:
             raise BadArgument(f"--data: {e}") from None
     from bgnet.train.distill import distill_checkpoint
 
-    distill_checkpoint(a.checkpoint, a.out, decisions=a.decisions, samples_file=a.data, keep=a.keep,
-                       margin=a.margin, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size,
-                       workers=a.workers, seed=a.seed)
+    if a.labels and a.data:
+        raise BadArgument("--labels and --data are two sources of samples: give one")
+    distill_checkpoint(a.checkpoint, a.out, decisions=a.decisions, samples_file=a.data, labels=a.labels,
+                       keep=a.keep, margin=a.margin, epochs=a.epochs, lr=a.lr, lr_final=a.lr_final,
+                       batch_size=a.batch_size, workers=a.workers, seed=a.seed)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# bgnet label
+
+
+def label_main(argv: list[str]) -> int:
+    """``bgnet label TEACHER[@PLY] FOLDER --shards N [--workers W] ...``."""
+    from bgnet.bots.load import split_ply
+
+    p = ArgumentParser(
+        prog="bgnet label",
+        description="Value the close candidates of a teacher's self-play decisions by the teacher's "
+                    "own search, into a folder of shards that `bgnet distill --labels` fits a net "
+                    "to. The same command resumes a stopped labelling; more --shards adds to it.",
+        examples=("bgnet label bgnet-deep@1 runs/labels/deep --shards 200 --workers 2",
+                  "bgnet label runs/deep@1 runs/labels/mine --shards 50 --keep 8"))
+    p.add_argument("teacher", help="a bgnet bot to learn from, with the depth of its values "
+                                   "(default 1): bgnet-deep@1, runs/deep@2, bot.onnx@1")
+    p.add_argument("folder", help="the labels folder: made, or filled on where it stopped")
+    p.add_argument("--shards", type=positive_arg(int, "--shards"), required=True,
+                   help="shards the folder should hold in the end (each --per-shard decisions)")
+    p.add_argument("--per-shard", type=positive_arg(int, "--per-shard"), default=2048,
+                   help="self-play contact decisions of one shard (default 2048)")
+    p.add_argument("--keep", type=positive_arg(int, "--keep"), default=5,
+                   help="candidates of a decision: the teacher's 0-ply best KEEP (default 5) ...")
+    p.add_argument("--margin", type=positive_arg(float, "--margin"), default=MARGIN,
+                   help=f"... within MARGIN equity of the best (default {MARGIN:g}, the search's)")
+    p.add_argument("--no-singles", dest="singles", action="store_false",
+                   help="skip decisions with a single candidate (kept by default: they teach the "
+                        "values' level, which cube decisions read)")
+    p.add_argument("--workers", type=positive_arg(int, "--workers"), default=1,
+                   help="processes labelling shards (default 1)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the games and dice (default 0)")
+    a = p.parse_args(argv)
+    teacher, ply = split_ply(a.teacher.strip())
+    if ply is not None and not 1 <= ply <= 2:
+        raise BadArgument(f"the depth of the values is 1 or 2 (0 is the teacher's own net: nothing "
+                          f"to learn); got {a.teacher!r}")
+    from bgnet.train.labels import LabelSettings, label
+
+    settings = LabelSettings(teacher=teacher, ply=ply or 1, keep=a.keep, margin=a.margin,
+                             singles=a.singles, per_shard=a.per_shard, seed=a.seed)
+    done = label(a.folder, settings, a.shards, workers=a.workers)
+    print(f"{a.folder}: {a.shards} shards of {settings.describe()} ({done} labelled now)")
     return 0
 
 

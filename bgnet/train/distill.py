@@ -86,9 +86,11 @@ def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256)
     return np.concatenate(got_b)[:n], np.concatenate(got_d)[:n]
 
 
-def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, margin: float) -> Samples:
-    """The candidates of each decision valued at 1-ply by ``bot`` (see the module's docstring);
-    a decision with a single candidate gives nothing."""
+def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, margin: float,
+                      ply: int = 1, singles: bool = False) -> Samples:
+    """The candidates of each decision valued at ``ply`` by ``bot`` (see the module's docstring);
+    a decision with a single candidate gives nothing unless ``singles`` (then its one afterstate
+    is a sample too: it teaches the values' level, which the cube reads, where ranking needs none)."""
     from bgnet.bots.evaluator import afterstates_of, parent_rows
     from bgnet.bots.search import keep_best
     from bgnet.nn.probs import equity
@@ -99,7 +101,7 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
     for i in range(len(boards)):
         lo, hi = off[i], off[i + 1]
         cand = keep_best(eq, lo + np.argsort(-eq[lo:hi], kind="stable"), keep, margin)
-        if len(cand) > 1:
+        if len(cand) > 1 or singles:
             rows.append(cand)
             owner.append(np.full(len(cand), k))
             k += 1
@@ -107,7 +109,7 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
         return Samples(np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32), np.zeros(0, np.int64))
     pos = np.ascontiguousarray(after[np.concatenate(rows)][:, ::-1])
     live = game_results(pos) == 0  # never false after a contact position: a finished game has no 1-ply value
-    targets = bot.evaluate(pos[live], ply=1).astype(np.float32)
+    targets = bot.evaluate(pos[live], ply=ply).astype(np.float32)
     return Samples(pos[live], targets, np.concatenate(owner)[live])
 
 
@@ -118,11 +120,10 @@ def _load_teacher(checkpoint: str) -> None:
     global _TEACHER
     import torch
 
-    from bgnet.bots.net import NetBot
-    from bgnet.nn.checkpoint import load_net
+    from bgnet.bots.load import load_teacher
 
     torch.set_num_threads(1)
-    _TEACHER = NetBot(load_net(checkpoint)[0])
+    _TEACHER = load_teacher(checkpoint)
 
 
 def _draw_chunk(job: tuple[int, int, float, int]) -> Samples:
@@ -186,42 +187,87 @@ def split(samples: Samples, held_out: float, rng: np.random.Generator) -> tuple[
             Samples(samples.boards[held], samples.targets[held], samples.decision[held]))
 
 
+def held_out_loss(net, samples: Samples) -> float:
+    """The mean squared error of the net's probabilities on the samples (the fit's own loss)."""
+    from bgnet.bots.torch_eval import NetEvaluator
+
+    if not len(samples):
+        return float("nan")
+    return float(np.mean((NetEvaluator(net).positions(samples.boards) - samples.targets) ** 2))
+
+
 def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_size: int,
-        rng: np.random.Generator, log=print) -> None:
-    """Fit ``net`` to the samples with a fresh Adam, reporting the held-out agreement each pass."""
+        rng: np.random.Generator, lr_final: float | None = None, log=print) -> None:
+    """Fit ``net`` to the samples with a fresh Adam, the rate falling linearly from ``lr`` to
+    ``lr_final`` over the passes (constant without it), reporting the held-out loss and agreement
+    each pass."""
     import torch
 
     from bgnet.train.learn import Learner
 
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     learner = Learner(net, opt, "mse", "cpu", fast_cpu=True)
-    log(f"before: 0-ply choice agrees with 1-ply on {choice_agreement(net, held):.1%} of "
-        f"{held.decisions} held-out decisions")
+    log(f"before: held-out loss {held_out_loss(net, held):.6f}; 0-ply choice agrees with the "
+        f"teacher on {choice_agreement(net, held):.1%} of {held.decisions} held-out decisions")
+    steps = epochs * -(-len(samples) // batch_size)
+    step = 0
     for epoch in range(epochs):
         t0, losses = time.time(), []
         net.train()
         perm = rng.permutation(len(samples))
         for lo in range(0, len(perm), batch_size):
+            if lr_final is not None:
+                for group in opt.param_groups:
+                    group["lr"] = lr + (lr_final - lr) * step / max(1, steps - 1)
             sel = perm[lo:lo + batch_size]
             losses.append(learner.update(samples.boards[sel], samples.targets[sel]))
+            step += 1
         net.eval()
-        log(f"pass {epoch + 1}/{epochs}: loss {np.mean(losses):.5f}, agreement "
-            f"{choice_agreement(net, held):.1%} ({time.time() - t0:.0f} s)")
+        log(f"pass {epoch + 1}/{epochs}: loss {np.mean(losses):.6f}, held-out {held_out_loss(net, held):.6f}, "
+            f"agreement {choice_agreement(net, held):.1%} ({time.time() - t0:.0f} s)")
+
+
+def student_start(path: str):
+    """The net to fit and the checkpoint data to keep with it: a training checkpoint's (or a run
+    folder's latest), or an exported or shipped bot's net rebuilt in torch (its games and
+    strength kept, no optimizer state)."""
+    from bgnet.nn.checkpoint import load_net
+    from bgnet.resources import SHIPPED_BOTS, shipped_bot
+
+    if str(path).lower() in SHIPPED_BOTS and not Path(path).exists():
+        path = str(shipped_bot(str(path).lower()) or path)
+    if str(path).endswith(".onnx"):
+        from bgnet.bots.torch_eval import net_of_exported_bot
+
+        net, meta = net_of_exported_bot(path)
+        return net, {"net_config": net.config(), "games": int(meta.get("games") or 0), "config": {},
+                     "metrics": meta.get("metrics") or {}}
+    return load_net(path)
 
 
 def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
-                       samples_file: str | None = None, keep: int = 5, margin: float = MARGIN,
-                       epochs: int = 2, lr: float = 1e-5, batch_size: int = 64, workers: int = 1,
+                       samples_file: str | None = None, labels: str | None = None, keep: int = 5,
+                       margin: float = MARGIN, epochs: int = 2, lr: float = 1e-5,
+                       lr_final: float | None = None, batch_size: int = 64, workers: int = 1,
                        seed: int = 0) -> None:
-    """Fit the net of ``checkpoint`` to its own 1-ply values of the close candidates of
-    ``decisions`` self-play decisions (or of the samples kept in ``samples_file`` when that file
-    exists; drawn samples are kept there) and write it to ``out``, without an optimizer state."""
+    """Fit the net of ``checkpoint`` (a ``.pt``, or an exported bot's net) and write it to ``out``,
+    without an optimizer state. The samples: a labels folder's (``labels``, a teacher's values made
+    by ``bgnet label``), or those kept in ``samples_file`` when that file exists, or else the net's
+    own 1-ply values of the close candidates of ``decisions`` self-play decisions (kept in
+    ``samples_file`` when one is named)."""
     import torch
 
-    from bgnet.nn.checkpoint import load_net, save_checkpoint
+    from bgnet.nn.checkpoint import save_checkpoint
 
-    net, data = load_net(checkpoint)  # first: a bad checkpoint is refused before any work
-    if samples_file and Path(samples_file).exists():
+    net, data = student_start(checkpoint)  # first: a bad checkpoint is refused before any work
+    if labels:
+        from bgnet.train.labels import load_labels, read_settings
+
+        samples = load_labels(labels)
+        held_by = read_settings(labels)
+        print(f"{len(samples)} samples of {samples.decisions} decisions from {labels} "
+              f"({held_by.describe() if held_by else '?'})")
+    elif samples_file and Path(samples_file).exists():
         samples = Samples.load(samples_file)
         print(f"{len(samples)} samples of {samples.decisions} decisions read from {samples_file}")
     else:
@@ -234,6 +280,6 @@ def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
     train, held = split(samples, 0.1, rng)
-    fit(net, train, held, epochs=epochs, lr=lr, batch_size=batch_size, rng=rng)
+    fit(net, train, held, epochs=epochs, lr=lr, lr_final=lr_final, batch_size=batch_size, rng=rng)
     save_checkpoint(out, dict(data, net_state=net.state_dict(), optimizer_state=None))
     print(f"wrote {out}; a run resumed from it starts a fresh optimizer")
