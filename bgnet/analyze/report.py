@@ -134,7 +134,8 @@ def graph_svg(a: Analysis, width: int = 900, height: int = 260) -> str:
             prev_game = game
     path = " ".join(f"{sx(k):.1f},{sy(v):.1f}" for k, v in enumerate(vals))
     parts.append(f'<polyline points="{path}" fill="none" stroke="#1f5fa8" stroke-width="1.5"/>')
-    parts.append(f'<text x="{left}" y="12" font-size="11">{name}: {what} before each roll '
+    when = "before each roll and after each game" if match else "before each roll"
+    parts.append(f'<text x="{left}" y="12" font-size="11">{name}: {what} {when} '
                  f'(games numbered below)</text></svg>')
     return "".join(parts)
 
