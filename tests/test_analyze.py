@@ -30,8 +30,9 @@ needs_gnubg_nn = pytest.mark.skipif(importlib.util.find_spec("gnubg_nn") is None
 def test_marks_and_ratings_follow_gnu_backgammons_scale():
     assert [mark(e) for e in (0.0, 0.039, 0.04, 0.08, 0.159, 0.16)] == \
         ["", "", "doubtful", "error", "error", "blunder"]
-    assert [luck_mark(x) for x in (0.7, 0.3, 0.0, -0.3, -0.61)] == \
-        ["very lucky", "lucky", "", "unlucky", "very unlucky"]
+    # Rolls are marked past GNU Backgammon's luck thresholds, not at them.
+    assert [luck_mark(x) for x in (0.7, 0.6, 0.31, 0.3, 0.0, -0.3, -0.31, -0.61)] == \
+        ["very lucky", "lucky", "lucky", "", "", "", "unlucky", "very unlucky"]
     # Figures GNU Backgammon 1.07 printed with these ratings.
     assert rating(0.6) == "Supernatural" and rating(18.7) == "Casual player"
     assert rating(29.1) == "Beginner" and rating(41.0) == "Awful!"
@@ -296,9 +297,10 @@ def test_match_play_is_also_told_in_match_winning_chances(bot):
     p0, p1 = a.players
     assert p0.checker_error_mwc == pytest.approx(sum(d.error_mwc for d in moves if d.player == 0 and not d.forced))
     assert p0.matches == 1 and p0.matches_won + p1.matches_won == 1
-    # The luck-adjusted result: the result from even (+-50 %) less the net luck in MWC.
-    won = p0.matches_won - 0.5
-    assert a.luck_adjusted()[0] == pytest.approx(won - (p0.luck_mwc - p1.luck_mwc))
+    # The result, game by game in MWC, adds up to +-50 % for a match played out from 0-0; the
+    # luck-adjusted result is it less the net luck in MWC.
+    assert p0.result_mwc == pytest.approx(p0.matches_won - 0.5) and p1.result_mwc == pytest.approx(-p0.result_mwc)
+    assert a.luck_adjusted()[0] == pytest.approx(p0.result_mwc - (p0.luck_mwc - p1.luck_mwc))
     assert a.luck_adjusted()[0] == pytest.approx(-a.luck_adjusted()[1])
 
 
@@ -320,17 +322,18 @@ def test_money_luck_is_weighed_by_the_cube_and_taken_out_of_the_result(bot):
 
 
 @needs_bot
-def test_every_roll_after_the_first_has_its_luck_dances_included(bot):
+def test_every_roll_has_its_luck_the_opening_and_dances_included(bot):
     """A roll that cannot be played is the unluckiest kind; left out, every player's dice looked
     lucky (+20 mEMG a roll for both sides of the same random games). Luck's expectation is 0 on
-    every roll, so over many rolls of both players the rate stays near 0."""
+    every roll, so over many rolls of both players the rate stays near 0. Every roll counts, as
+    GNU Backgammon counts them, the opening one included."""
     a = analyse_record(_random_record(0, 5, games=12), Judge(bot))
     for p, player in enumerate(a.players):
         rows = [r for g in a.games for r in g.rows if r["player"] == p and r["kind"] == "move"]
         dances = [r["luck"] for r in rows if r["text"] == "cannot move" and "luck" in r]
         moves = [d.luck for d in a.decisions if d.player == p and d.kind == "move" and d.luck is not None]
         assert dances and sum(dances) < 0
-        assert player.rolls == len(moves) + len(dances)
+        assert player.rolls == len(moves) + len(dances) == len(rows) == player.moves + len(dances)
         assert player.luck == pytest.approx(sum(moves) + sum(dances))
         assert player.luck_points == pytest.approx(sum(d.luck_points for d in a.decisions if d.player == p
                                                        and d.luck_points is not None) + sum(dances))

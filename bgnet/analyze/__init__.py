@@ -28,18 +28,21 @@ JSON written by ``bgnet analyze --json`` for one file: ``file``, ``bot``, ``ply`
 ``cube_error``, ``cube_rate``, ``cube_marks``, ``cube_rating``, ``cube_errors`` {kind: {count,
 error}}, ``doubles``, ``takes``, ``drops``, ``overall_rate``, ``overall_rating``,
 ``error_per_game``, ``rating_estimate``, ``resign_decisions``, ``resign_error``,
-``resign_marks``, ``luck``, ``luck_rate``, ``luck_rating``, ``rolls``, ``luck_marks``,
-``luck_points`` (money), ``checker_error_mwc``, ``cube_error_mwc``, ``luck_mwc`` (match),
-``points_won``, ``points_lost``, ``matches``, ``matches_won``, ``luck_adjusted_result``),
+``resign_marks``, ``pr_decisions`` and ``performance_rating`` (XG's PR), ``luck``,
+``luck_rate``, ``luck_rating``, ``rolls``, ``luck_marks``, ``luck_points`` (money),
+``checker_error_mwc``, ``cube_error_mwc``, ``luck_mwc``, ``luck_rate_mwc``, ``result_mwc``
+(match), ``points_won``, ``points_lost``, ``matches``, ``matches_won``,
+``luck_adjusted_result``),
 ``biggest_errors`` and ``decisions`` (per decision: ``game``, ``number``, ``player``, ``kind``
 (move, double, no_double, take, drop, resign, accept, reject), ``position_id``, ``match_id``,
 ``dice``, ``played``, ``best``, ``played_equity``, ``best_equity``, ``error``, ``mark``,
 ``forced``, ``counted``, ``luck``, ``luck_mark``, ``cube``, ``cube_owner`` (-1 centred),
 ``score``, ``candidates`` ([option, equity] best first), ``error_kind``, ``mwc``, ``error_mwc``,
-``luck_points``, ``luck_mwc``), ``games`` (per game: ``number``, ``score``, ``rows`` (``player``,
+``luck_points``, ``luck_mwc``, ``pr_counted``), ``games`` (per game: ``number``, ``score``, ``rows`` (``player``,
 ``kind``, ``dice``, ``text``, ``decision``: every action in order), ``winner``, ``points``,
-``end``) and ``graph`` (``decision``, ``game``, ``value``: player 0's cubeful equity or MWC
-before each cube decision). For several files: ``files`` (one such object each), ``bot``,
+``end``) and ``graph`` (``decision``, ``game``, ``value``: player 0's cubeful equity in
+points, or MWC, before each roll, and in a match his MWC after each game; ``decision`` is the
+index of the next decision). For several files: ``files`` (one such object each), ``bot``,
 ``ply``, ``players`` (the totals by name) and ``biggest_errors`` (each with its ``file``).
 Errors and luck are in EMG, MWC as fractions, rates in millipoints per decision
 (:mod:`bgnet.analyze.analysis`).

@@ -14,10 +14,21 @@ Conventions (stated once here):
 * An error is the equity of the best option minus the equity of the option played (0 or more). It
   is marked ``doubtful`` from 0.04, ``error`` from 0.08 and ``blunder`` from 0.16, GNU
   Backgammon's default thresholds (its "doubtful", "bad" and "very bad").
-* Luck of a roll: the judge's cubeless equity (0-ply) after the best move of the roll taken (a roll
-  that cannot be played: the position as it stands) minus its average over all 21 rolls, from the
-  roller's view; every roll but a game's first counts, dancing ones included; marked ``very lucky`` from +0.6,
-  ``lucky`` from +0.3, ``unlucky`` from -0.3, ``very unlucky`` from -0.6.
+* Luck of a roll, as GNU Backgammon measures it: the roller's value after the best move of the
+  roll (a roll that cannot be played: the position as it stands, the opponent on roll) minus
+  its average over the 21 rolls (a double weighs 1/36, the others 2/36). The value is the one
+  checker plays are judged by (below), chosen and valued at 0-ply whatever the judge's depth
+  (GNU Backgammon's luck analysis is cubeful 0-ply by default): in match play cubeful match
+  winning chances at the score, as normalised equity at the cube in play (EMG), in a money
+  session cubeful money equity per unit of the cube, with ``--cubeless-play`` cubeless money
+  equity. Every roll counts, dancing ones included, and so does a game's opening roll, against
+  the opening's own average: it cannot be a double, and each of the 15 rolls the roller did not
+  get would have gone to the opponent, who would then have played it (so at a score where both
+  sides stand alike, the opening roll's luck is the value of the move it allows). Marked
+  ``very lucky`` past +0.6, ``lucky`` past +0.3, ``unlucky`` past -0.3, ``very unlucky``
+  past -0.6 (GNU Backgammon's thresholds, not reached at them). A roll's luck is also given in
+  points (money: times the cube of its moment) or in MWC (match play: at the score and cube of
+  its moment, ``e * (MWC(win c) - MWC(lose c)) / 2``, as errors are).
 * Rates are in millipoints (thousandths of EMG) per decision: checker play per unforced move (more
   than one legal move), cube per counted cube decision (every double, take and drop, and every
   other cube decision within 0.16 of doubling or judged wrong), overall per both together, as GNU
@@ -32,10 +43,22 @@ Conventions (stated once here):
 * Resignations are judged too: offering one is an error by how much more playing on is worth,
   accepting or refusing one by how much the other answer is worth; they are listed and totalled
   apart from the error rates (which count checker play and cube decisions only).
-* Luck rating (:func:`luck_rating`), from the luck rate in mEMG per roll: about 25 per roll is what
-  a hundred rolls' average wanders by chance. The luck-adjusted result is the result minus the
-  luck, in points (money: each roll's luck at the cube of its moment) or in MWC (match play, the
-  result counted from even: +50 % for a match won, -50 % for one lost).
+* Luck rate: the luck total per roll (every roll of the player, as GNU Backgammon divides by
+  all the player's moves), in mEMG, and in match play in MWC too. Luck rating
+  (:func:`luck_rating`) as GNU Backgammon rates the rate: lucky past +30 mEMG a roll, very lucky
+  past +60, unlucky and very unlucky past -30 and -60. The luck-adjusted result is the result
+  less the player's luck plus the opponent's: money, in points; match play, in MWC, the result
+  counted game by game as GNU Backgammon counts it (each game's change of the player's match
+  winning chances at the score, which adds up to +50 % for a match won from 0-0 and -50 % for
+  one lost), per match.
+* XG's performance rating (PR, the figure eXtreme Gammon users compare): the error (checker play
+  and cube, EMG) per decision XG counts, times 500. XG leaves out the decisions it deems
+  obvious: it counts a checker play when there is more than one legal move and they are not all
+  as good as each other (best and worst :data:`XG_SAME_MOVE` apart or more), and a cube decision
+  when the player doubled, took or passed, when not doubling was an error, or when doubling
+  would have cost at most :data:`XG_CLOSE_CUBE`. Every error lies in a counted decision, so PR
+  differs from the overall rate only by what it divides by (and by the factor, 500 against
+  1000).
 * Rating estimate (:func:`rating_difference`): the error a player gives away per game against the
   judge, ``L`` (EMG), read as the chance of winning a single game, ``(1 - L) / 2``, and put on
   the FIBS scale, where a rating difference ``D`` wins a one-point match with chance
@@ -46,7 +69,7 @@ Conventions (stated once here):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,22 +79,24 @@ from bgnet.engine import position_id
 from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, MatchContext
 from bgnet.nn.encode import game_results
-from bgnet.nn.probs import equity
 
 if TYPE_CHECKING:
     from bgnet.cube import CubeDecision
 
 DOUBTFUL, ERROR, BLUNDER = 0.04, 0.08, 0.16
-LUCKY, VERY_LUCKY = 0.3, 0.6
+LUCKY, VERY_LUCKY = 0.3, 0.6  # a roll's luck (EMG) past which it is marked, either way
 CLOSE_CUBE = 0.16
+XG_SAME_MOVE = 0.001  # legal moves all within this of each other: XG counts no checker decision
+XG_CLOSE_CUBE = 0.2  # a cube decision XG counts: doubling within this of the right action
+PR_SCALE = 500.0  # XG's performance rating: mean error (EMG) per decision it counts, times 500
 # (upper bound of the error rate in millipoints per decision, rating), best first.
 RATINGS = ((2.0, "Supernatural"), (5.0, "World class"), (8.0, "Expert"), (12.0, "Advanced"),
            (18.0, "Intermediate"), (26.0, "Casual player"), (35.0, "Beginner"),
            (float("inf"), "Awful!"))
 CANDIDATES = 5  # moves listed with their equities for each checker play (and the one played)
-# (lower bound of the luck rate in mEMG per roll, rating), luckiest first.
-LUCK_RATINGS = ((60.0, "very lucky dice"), (25.0, "lucky dice"), (-25.0, "average dice"),
-                (-60.0, "unlucky dice"), (float("-inf"), "very unlucky dice"))
+# The luck rate in mEMG per roll above which (below which, unlucky) the dice are rated lucky, and
+# very lucky: GNU Backgammon rates a luck rate as it marks a roll, at a tenth of the thresholds.
+LUCKY_RATE, VERY_LUCKY_RATE = 30.0, 60.0
 CUBE_ERRORS = ("missed double, below the cash point", "missed double, above the cash point",
                "wrong double, below the double point", "wrong double, too good",
                "wrong take", "wrong pass")
@@ -91,15 +116,19 @@ def rating(rate: float) -> str:
 
 
 def luck_rating(rate: float) -> str:
-    """The rating of a luck rate in mEMG per roll (:data:`LUCK_RATINGS`).
+    """The rating of a luck rate in mEMG per roll: lucky past +30, very lucky past +60, unlucky
+    and very unlucky past -30 and -60 (:data:`LUCKY_RATE`).
 
-    >>> luck_rating(70.0), luck_rating(3.0), luck_rating(-30.0)
-    ('very lucky dice', 'average dice', 'unlucky dice')
+    >>> luck_rating(70.0), luck_rating(30.5), luck_rating(3.0), luck_rating(-30.0), luck_rating(-61.0)
+    ('very lucky dice', 'lucky dice', 'average dice', 'average dice', 'very unlucky dice')
     """
-    for limit, name in LUCK_RATINGS:
-        if rate >= limit:
-            return name
-    return LUCK_RATINGS[-1][1]
+    if rate > VERY_LUCKY_RATE:
+        return "very lucky dice"
+    if rate > LUCKY_RATE:
+        return "lucky dice"
+    if rate < -VERY_LUCKY_RATE:
+        return "very unlucky dice"
+    return "unlucky dice" if rate < -LUCKY_RATE else "average dice"
 
 
 def rating_difference(error_per_game: float) -> float:
@@ -123,13 +152,19 @@ def mark(error: float) -> str:
 
 
 def luck_mark(luck: float) -> str:
-    if luck >= VERY_LUCKY:
+    """``""``, ``"lucky"``, ``"very lucky"``, ``"unlucky"`` or ``"very unlucky"`` for a roll's
+    luck in EMG: past (not at) the thresholds, as GNU Backgammon marks rolls.
+
+    >>> luck_mark(0.3), luck_mark(0.31), luck_mark(-0.61)
+    ('', 'lucky', 'very unlucky')
+    """
+    if luck > VERY_LUCKY:
         return "very lucky"
-    if luck >= LUCKY:
+    if luck > LUCKY:
         return "lucky"
-    if luck <= -VERY_LUCKY:
+    if luck < -VERY_LUCKY:
         return "very unlucky"
-    return "unlucky" if luck <= -LUCKY else ""
+    return "unlucky" if luck < -LUCKY else ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,18 +210,41 @@ class Judge:
         b = np.ascontiguousarray(board, np.int8).reshape(1, 2, 25)
         return np.asarray(self.bot.evaluate(b, self.ply), np.float64).reshape(5)
 
-    def roll_equities(self, board: np.ndarray) -> np.ndarray:
-        """Cubeless equity float64[21] of the roller after its best 0-ply move, per roll of
-        :data:`bgnet.analyze.rollout.ROLLS`."""
-        from bgnet.analyze.rollout import ROLLS, all_rolls
+    def measure(self, ctx: MatchContext):
+        """The measure a checker play is valued by in ``ctx`` (the module docstring): a
+        :class:`bgnet.cube.checker.MoveMeasure` for the player on roll of ``ctx``."""
+        from bgnet.cube.checker import measure_for
+
+        met, eff = self.bot.cube_settings()
+        return measure_for(ctx.replace(dice=(0, 0)), met, eff, cubeful=not self.cubeless_play)
+
+    def values(self, probs: np.ndarray, after: np.ndarray, ctx: MatchContext, measure=None) -> np.ndarray:
+        """The mover's value float64[M] of each afterstate from its probabilities, by the
+        measure of ``ctx``; a finished game by the rules."""
+        measure = self.measure(ctx) if measure is None else measure
+        out = measure.values(probs, after)
+        results = game_results(after)
+        met = self.bot.cube_settings()[0]
+        for j in np.flatnonzero(results):
+            out[j] = float(results[j]) if self.cubeless_play else _win_value(ctx, int(results[j]), met)
+        return out
+
+    def roll_values(self, board: np.ndarray, ctx: MatchContext) -> np.ndarray:
+        """For the side on roll in ``board`` (``ctx``'s player on roll): the value float64[21] of
+        its best move for each roll of :data:`bgnet.engine.movegen.ROLLS`, chosen and valued at
+        0-ply by the measure of ``ctx`` (a roll that cannot be played: the position as it stands,
+        the opponent on roll). The 21 rolls' afterstates are generated and evaluated in one
+        batch, each distinct afterstate once."""
+        from bgnet.engine.board import unique_boards
+        from bgnet.engine.movegen import ROLLS, generate_batch
 
         board = np.ascontiguousarray(board, np.int8).reshape(1, 2, 25)
-        if self.bot.eval is not None:  # a net: the 21 rolls in one pass
-            p21, _ = all_rolls(self.bot.eval, board)
-            return np.asarray(equity(p21[0]), np.float64)
-        chooser: Any = self.bot  # a bot with plies chooses at each of them (bgnet.bots.base)
-        after, _ = chooser.choose_moves(np.repeat(board, len(ROLLS), axis=0), ROLLS, ply=0)
-        return np.asarray(equity(self._after_probs(after, 0)), np.float64)
+        after, _, off = generate_batch(np.repeat(board, len(ROLLS), axis=0), ROLLS)
+        first, inverse = unique_boards(after)
+        distinct = after[first]
+        probs = np.asarray(self.bot.afterstate_probabilities(distinct, 0, parents=board), np.float64)
+        values = self.values(probs, distinct, ctx)[inverse]
+        return np.maximum.reduceat(values, off[:-1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,6 +284,7 @@ class Decision:
     error_mwc: float | None = None  # match play: the error in MWC
     luck_points: float | None = None  # money: the roll's luck at the cube of its moment
     luck_mwc: float | None = None  # match play: the roll's luck in MWC
+    pr_counted: bool = False  # a decision XG counts in its performance rating (module docstring)
 
 
 @dataclass
@@ -252,10 +311,12 @@ class PlayerSummary:
     resign_decisions: int = 0
     resign_error: float = 0.0
     resign_marks: dict = field(default_factory=lambda: {"doubtful": 0, "error": 0, "blunder": 0})
+    pr_decisions: int = 0  # the decisions XG counts in its performance rating
     checker_error_mwc: float = 0.0  # match play: in MWC (0..1)
     cube_error_mwc: float = 0.0
     luck_mwc: float = 0.0
     luck_points: float = 0.0  # money play: luck at the cube of each roll's moment
+    result_mwc: float = 0.0  # match play: MWC won over the games (each game's change of MWC)
     games: int = 0
     points_won: int = 0  # money: points won; match: points scored
     points_lost: int = 0
@@ -276,8 +337,19 @@ class PlayerSummary:
         return 1000.0 * (self.checker_error + self.cube_error) / n if n else 0.0
 
     @property
+    def performance_rating(self) -> float:
+        """XG's performance rating (PR): the error per decision it counts, times 500."""
+        error = self.checker_error + self.cube_error
+        return PR_SCALE * error / self.pr_decisions if self.pr_decisions else 0.0
+
+    @property
     def luck_rate(self) -> float:
         return 1000.0 * self.luck / self.rolls if self.rolls else 0.0
+
+    @property
+    def luck_rate_mwc(self) -> float:
+        """Match play: the luck per roll in MWC (0..1)."""
+        return self.luck_mwc / self.rolls if self.rolls else 0.0
 
     @property
     def luck_rating(self) -> str:
@@ -306,6 +378,7 @@ class PlayerSummary:
             self.luck_mwc += mwc
 
     def add(self, d: Decision) -> None:
+        self.pr_decisions += d.pr_counted
         if d.kind in ("resign", "accept", "reject"):
             self.resign_decisions += 1
             self.resign_error += d.error
@@ -357,12 +430,16 @@ class PlayerSummary:
 
     def luck_adjusted(self, opponent: PlayerSummary, match: bool) -> float:
         """The result with both players' luck taken out: money, points won less points lost, less
-        the luck (in points) of this player less the opponent's; match play, the share of matches
-        won less one half (+0.5: every match won), less the net luck in MWC per match."""
+        the luck (in points) of this player less the opponent's; match play, the MWC won over the
+        games (+0.5 for a match won from 0-0) less the net luck in MWC, per match."""
         if match:
-            won = self.matches_won / self.matches if self.matches else 0.5
-            return (won - 0.5) - (self.luck_mwc - opponent.luck_mwc) / max(self.matches, 1)
+            return (self.result_mwc - (self.luck_mwc - opponent.luck_mwc)) / max(self.matches, 1)
         return (self.points_won - self.points_lost) - (self.luck_points - opponent.luck_points)
+
+    @property
+    def result(self) -> float:
+        """Match play: the MWC won per match (+0.5 for a match won from 0-0, -0.5 for one lost)."""
+        return self.result_mwc / max(self.matches, 1)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -370,7 +447,8 @@ class PlayerSummary:
                  overall_rate=self.overall_rate, luck_rate=self.luck_rate,
                  checker_rating=rating(self.checker_rate), cube_rating=rating(self.cube_rate),
                  overall_rating=rating(self.overall_rate), luck_rating=self.luck_rating,
-                 error_per_game=self.error_per_game, rating_estimate=self.rating_estimate)
+                 error_per_game=self.error_per_game, rating_estimate=self.rating_estimate,
+                 performance_rating=self.performance_rating, luck_rate_mwc=self.luck_rate_mwc)
         return d
 
 
@@ -504,25 +582,16 @@ def _move_values(judge: Judge, board, after, played, ctx: MatchContext) -> np.nd
     """Value of each afterstate for the mover, by the measure the player faced in ``ctx`` (the
     module docstring), or by cubeless money equity when the judge is told the session was played
     without the cube: one compiled call of :class:`bgnet.cube.checker.MoveMeasure`."""
-    from bgnet.cube.checker import measure_for
-
-    met, eff = judge.bot.cube_settings()
-    cubeful = not judge.cubeless_play
-    measure = measure_for(ctx.replace(dice=(0, 0)), met, eff, cubeful=cubeful)
-    probs = judge.moves(after, played, measure)
-    out = measure.values(probs, after)
-    results = game_results(after)
-    for j in np.flatnonzero(results):  # a finished game: its value by the rules
-        out[j] = _win_value(ctx, int(results[j])) if cubeful else float(results[j])
-    return out
+    measure = judge.measure(ctx)
+    return judge.values(judge.moves(after, played, measure), after, ctx, measure)
 
 
-def _win_value(ctx: MatchContext, result: int) -> float:
+def _win_value(ctx: MatchContext, result: int, met=None) -> float:
     """Equity per unit of the cube of winning ``result`` (1, 2, 3) games at the current cube:
     money (a single game with the Jacoby rule and a centred cube) or normalised match equity."""
     if ctx.is_money:
         return 1.0 if ctx.jacoby and ctx.cube_owner == CENTERED else float(result)
-    score = _score(ctx)
+    score = _score(ctx, met)
     return score.to_equity(score.win(result * ctx.cube_value), ctx.cube_value)
 
 
@@ -568,6 +637,9 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
         _GameWalk(record, game, judge, met, players, decisions, graph, log, progress).run()
         for p in (0, 1):
             players[p].games += 1
+            if record.length and game.winner is not None:
+                players[p].result_mwc += (_game_mwc(record, game, met, p, after=True)
+                                          - _game_mwc(record, game, met, p, after=False))
             if game.winner == p:
                 players[p].points_won += game.points
             elif game.winner is not None:
@@ -614,7 +686,6 @@ class _GameWalk:
             self.log.rows[-1]["luck"] = luck
 
     def run(self) -> None:
-        from bgnet.analyze.rollout import ROLL_INDEX, ROLL_WEIGHTS
         from bgnet.engine.notation import format_move
         from bgnet.formats.match_id import match_id
 
@@ -630,7 +701,6 @@ class _GameWalk:
                 ctx = self.ctx(p)
                 if ctx.may_double(p):
                     d, _ = _cube_equities(judge, board, ctx)
-                    _graph_point(self.graph, len(self.decisions), game, ctx, d, p, self.record)
                     dec = _cube_decision(d, act.kind == "double", game.number, self.number, p, board, ctx)
                     self._in_mwc(dec, ctx, d.mwc_no_double if act.kind != "double" else None)
                     i = self.add(dec, ctx)
@@ -688,16 +758,11 @@ class _GameWalk:
             elif act.kind == "move":
                 ctx = self.ctx(p, act.dice)
                 after, steps = generate(board, *act.dice)
-                luck = None
-                if not first_move:  # the opening roll is nobody's luck to judge here
-                    eqs = judge.roll_equities(board)
-                    luck = float(eqs[ROLL_INDEX[act.dice[0], act.dice[1]]] - np.dot(ROLL_WEIGHTS, eqs))
-                scale = _mwc_per_equity(ctx, self.met)
+                luck = self.roll_luck(p, board, act.dice)
+                luck_points, luck_mwc = self.luck_units(luck, ctx)
                 if len(after) == 0:
                     self.row(p, "move", "cannot move", dice=act.dice, luck=luck)
-                    if luck is not None:
-                        self.players[p].add_luck(luck, luck * self.cube if scale is None else None,
-                                                 None if scale is None else luck * scale)
+                    self.players[p].add_luck(luck, luck_points, luck_mwc)
                     first_move, doubled = False, False
                     continue
                 played = _played_index(board, after, act.steps)
@@ -712,13 +777,11 @@ class _GameWalk:
                                format_move(steps[played], board), format_move(steps[best], board),
                                float(values[played]), float(values[best]), 0.0 if forced else err,
                                "" if forced else mark(err), tuple(int(x) for x in act.dice), forced,
-                               not forced, luck, luck_mark(luck) if luck is not None else "",
-                               candidates=[[format_move(steps[j], board), float(values[j])] for j in order])
-                if luck is not None:
-                    if scale is None:
-                        dec.luck_points = luck * self.cube
-                    else:
-                        dec.luck_mwc = luck * scale
+                               not forced, luck, luck_mark(luck),
+                               candidates=[[format_move(steps[j], board), float(values[j])] for j in order],
+                               luck_points=luck_points, luck_mwc=luck_mwc,
+                               pr_counted=not forced and float(values.max() - values.min()) >= XG_SAME_MOVE)
+                scale = _mwc_per_equity(ctx, self.met)
                 self._in_mwc(dec, ctx, None if scale is None else
                              _score(ctx, self.met).to_mwc(float(values[best]), self.cube))
                 i = self.add(dec, ctx)
@@ -726,6 +789,53 @@ class _GameWalk:
                 first_move, doubled = False, False
                 if self.progress is not None:
                     self.progress(1)
+        self.end_point()
+
+    def roll_luck(self, p: int, board: np.ndarray, dice) -> float:
+        """The luck of player ``p``'s roll ``dice`` in ``board`` (the module docstring), and a
+        point of the graph: the roller's expected value before the roll."""
+        from bgnet.analyze.rollout import ROLL_INDEX
+        from bgnet.engine.board import start_position
+        from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS
+
+        ctx = self.ctx(p)
+        mine = self.judge.roll_values(board, ctx)
+        if dice[0] != dice[1] and np.array_equal(board, start_position()):
+            # The opening roll: a double cannot come, and a roll the player does not get goes to
+            # the opponent, who then plays it from the same starting position.
+            theirs = self.judge.roll_values(board, self.ctx(1 - p))
+            distinct = ROLLS[:, 0] != ROLLS[:, 1]
+            expected = float((mine[distinct].sum() - theirs[distinct].sum()) / (2 * distinct.sum()))
+        else:
+            expected = float(np.dot(ROLL_WEIGHTS, mine))
+        self.graph_point(p, ctx, expected)
+        return float(mine[ROLL_INDEX[dice[0], dice[1]]] - expected)
+
+    def luck_units(self, luck: float, ctx: MatchContext) -> tuple[float | None, float | None]:
+        """(points, MWC) of a roll's luck: money, at the cube of its moment; match, in match
+        winning chances at the score and cube."""
+        scale = _mwc_per_equity(ctx, self.met)
+        if scale is None:
+            return luck * self.cube, None
+        return None, luck * scale
+
+    def graph_point(self, p: int, ctx: MatchContext, value: float) -> None:
+        """Player 0's equity in points (money) or MWC (match) of the value ``value`` (normalised,
+        per unit of the cube) of the player ``p`` on roll of ``ctx``."""
+        if _mwc_per_equity(ctx, self.met) is None:
+            mine = value * self.cube
+            self.graph.append((len(self.decisions), self.game.number, mine if p == 0 else -mine))
+        else:
+            mwc = _score(ctx, self.met).to_mwc(value, self.cube)
+            self.graph.append((len(self.decisions), self.game.number, mwc if p == 0 else 1.0 - mwc))
+
+    def end_point(self) -> None:
+        """Match play: player 0's MWC after the game, the last point of its graph."""
+        game = self.game
+        if not self.record.length or game.winner is None:
+            return
+        self.graph.append((len(self.decisions), game.number,
+                           _game_mwc(self.record, game, self.met, player=0, after=True)))
 
     def _in_mwc(self, dec: Decision, ctx: MatchContext, mwc: float | None) -> None:
         """Match play: the error in MWC, and the deciding player's MWC with the best choice."""
@@ -748,13 +858,20 @@ def _played_index(board, after, steps) -> int:
     return int(hit[0])
 
 
-def _graph_point(graph, index, game, ctx, d, player, record) -> None:
-    """Player 0's cubeful equity (money) or MWC (match) before a cube decision."""
-    if ctx.is_money:
-        v = d.no_double * ctx.cube_value
-        graph.append((index, game.number, v if player == 0 else -v))
-    elif d.mwc_no_double is not None:
-        graph.append((index, game.number, d.mwc_no_double if player == 0 else 1.0 - d.mwc_no_double))
+def _game_mwc(record, game, met, player: int, after: bool) -> float:
+    """``player``'s match winning chances at the score before ``game`` or, ``after``, at the
+    score its result left (by the table ``met``)."""
+    from bgnet.cube.cubeful import MatchScore
+    from bgnet.cube.met import load_met
+
+    table = load_met(met)
+    my, opp = record.length - game.score[player], record.length - game.score[1 - player]
+    if max(my, opp) > table.length:
+        table = table.extended(max(my, opp))
+    if not after or game.winner is None:
+        return table.mwc(my, opp, post_crawford=not game.crawford and min(my, opp) == 1)
+    score = MatchScore(my, opp, bool(game.crawford), table)
+    return score.win(game.points) if game.winner == player else score.lose(game.points)
 
 
 def _cube_decision(d, doubled: bool, game: int, number: int, player: int, board, ctx) -> Decision:
@@ -766,6 +883,9 @@ def _cube_decision(d, doubled: bool, game: int, number: int, player: int, board,
     played = double_value if doubled else d.no_double
     err = max(0.0, best - played)
     close = doubled or err > 0 or abs(d.no_double - double_value) < CLOSE_CUBE
+    # XG's count: every double; a position not doubled where doubling was right or within
+    # XG_CLOSE_CUBE of right.
+    xg_close = doubled or err > 0 or d.no_double - double_value <= XG_CLOSE_CUBE
     best_name = "double" if double_value > d.no_double else "no double"
     kind = ""
     if err > 0:
@@ -778,7 +898,7 @@ def _cube_decision(d, doubled: bool, game: int, number: int, player: int, board,
     return Decision(game, number, player, "double" if doubled else "no_double", position_id(board),
                     match_id(ctx), "double" if doubled else "no double", best_name, float(played),
                     float(best), err, mark(err), counted=close, error_kind=kind,
-                    candidates=sorted(options, key=lambda o: -o[1]))
+                    candidates=sorted(options, key=lambda o: -o[1]), pr_counted=xg_close)
 
 
 def _answer(d, kind: str, game: int, number: int, player: int, doubler_board, ctx) -> Decision:
@@ -794,7 +914,7 @@ def _answer(d, kind: str, game: int, number: int, player: int, doubler_board, ct
     return Decision(game, number, player, kind, position_id(doubler_board),
                     match_id(ctx.replace(double_offered=True, turn=player)), kind,
                     "take" if take >= drop else "drop", float(played), float(best), err, mark(err),
-                    error_kind=error_kind,
+                    error_kind=error_kind, pr_counted=True,
                     candidates=sorted([["take", float(take)], ["drop", float(drop)]], key=lambda o: -o[1]))
 
 
@@ -861,21 +981,27 @@ def summary_rows(players: list, match: bool, adjusted: list) -> list[tuple[str, 
         ("Overall error rate (mEMG / decision)", each(lambda p: f"{p.overall_rate:.1f}")),
         ("Overall rating", each(lambda p: rating(p.overall_rate)
                                 if p.unforced_moves + p.close_cube_decisions else "-")),
+        ("Performance rating, XG's PR (decisions it counts)",
+         each(lambda p: f"{p.performance_rating:.1f} ({p.pr_decisions})" if p.pr_decisions else "-")),
         ("Error per game (EMG)", each(lambda p: f"{p.error_per_game:.3f}")),
         ("Rating estimate (FIBS points against the judge)", each(lambda p: signed(p.rating_estimate, 0))),
         ("Resignations judged: decisions (error, EMG)",
          each(lambda p: f"{p.resign_decisions} ({p.resign_error:.3f})")),
+        ("Rolls: very lucky / lucky / unlucky / very unlucky",
+         each(lambda p: " / ".join(str(p.luck_marks[k]) for k in ("very lucky", "lucky", "unlucky",
+                                                                  "very unlucky")))),
         ("Luck total, EMG" + (" (MWC)" if match else ", points"),
          each(lambda p: signed(p.luck, 3) + (f" ({signed(100 * p.luck_mwc, 2)} %)" if match
                                              else f", {signed(p.luck_points, 2)}"))),
-        ("Luck rate (mEMG / roll)", each(lambda p: signed(p.luck_rate, 1))),
+        ("Luck rate, mEMG" + (" (MWC)" if match else "") + " / roll",
+         each(lambda p: signed(p.luck_rate, 1) + (f" ({signed(100 * p.luck_rate_mwc, 3)} %)" if match
+                                                  else ""))),
         ("Luck rating", each(lambda p: p.luck_rating)),
     ]
     if match:
         rows += [("Matches won", each(lambda p: f"{p.matches_won} of {p.matches}")),
-                 ("Result, MWC from even (per match)",
-                  each(lambda p: f"{signed(100 * ((p.matches_won / p.matches if p.matches else 0.5) - 0.5), 1)} %")),
-                 ("Luck-adjusted result, MWC from even (per match)", [f"{signed(100 * r, 1)} %" for r in adjusted])]
+                 ("Result, MWC from even (per match)", each(lambda p: f"{signed(100 * p.result, 2)} %")),
+                 ("Luck-adjusted result, MWC from even (per match)", [f"{signed(100 * r, 2)} %" for r in adjusted])]
     else:
         rows += [("Result (points)", each(lambda p: f"{p.points_won - p.points_lost:+d}")),
                  ("Luck-adjusted result (points)", [signed(r, 2) for r in adjusted])]

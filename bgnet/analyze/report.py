@@ -2,7 +2,7 @@
 
 The page holds the per-player summary table (:func:`bgnet.analyze.analysis.summary_rows`), a
 graph of player 0's equity (money: cubeful equity in points at the cube in play; match: match
-winning chances) before each of its cube decisions over the whole match, a card for every
+winning chances) before every roll of the match, each game to its end, a card for every
 decision marked doubtful or worse, and each game move by move. A card shows the position as a
 small board diagram, the dice, the cube and its owner, the score, which checkers are the
 player's, and the options with their equities. Several files analysed together (a
@@ -98,8 +98,9 @@ def _stack(cx: float, top: bool, count: int, colour: str, start: float = 0) -> s
 
 
 def graph_svg(a: Analysis, width: int = 900, height: int = 260) -> str:
-    """Player 0's equity or MWC before each of its cube decisions, over the whole match, with the
-    games separated by vertical lines."""
+    """Player 0's equity or MWC before every roll (and, in a match, after every game), over the
+    whole match, with the games separated by vertical lines: every game is on it, the Crawford
+    game and those without a cube decision included."""
     pts = a.graph
     match = bool(a.match_length)
     name = html.escape(a.players[0].name)
@@ -108,7 +109,7 @@ def graph_svg(a: Analysis, width: int = 900, height: int = 260) -> str:
               f'viewBox="0 0 {width} {height}" role="img" aria-label="{name}: {what}">'),
              f'<rect width="{width}" height="{height}" fill="#fff" stroke="#999"/>']
     if not pts:
-        parts.append('<text x="20" y="40" font-size="12">no cube decision to plot</text></svg>')
+        parts.append('<text x="20" y="40" font-size="12">no roll to plot</text></svg>')
         return "".join(parts)
     vals = np.array([v for _, _, v in pts], np.float64)
     lo, hi = (0.0, 1.0) if match else (min(-1.0, float(vals.min())), max(1.0, float(vals.max())))
@@ -133,7 +134,8 @@ def graph_svg(a: Analysis, width: int = 900, height: int = 260) -> str:
             prev_game = game
     path = " ".join(f"{sx(k):.1f},{sy(v):.1f}" for k, v in enumerate(vals))
     parts.append(f'<polyline points="{path}" fill="none" stroke="#1f5fa8" stroke-width="1.5"/>')
-    parts.append(f'<text x="{left}" y="12" font-size="11">{name}: {what} before each cube decision '
+    when = "before each roll and after each game" if match else "before each roll"
+    parts.append(f'<text x="{left}" y="12" font-size="11">{name}: {what} {when} '
                  f'(games numbered below)</text></svg>')
     return "".join(parts)
 
