@@ -51,6 +51,7 @@ from bgnet.bots.search import RankedMove
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError
 from bgnet.errors import BadArgument
+from bgnet.formats.names import fit_player_name, player_name
 from bgnet.play import clickmove
 from bgnet.play.advisor import Advisor
 
@@ -295,14 +296,18 @@ class Table:
 
     ``on_event(event)`` is called with every event as it happens. ``seed`` or ``rng`` (a
     ``numpy.random.Generator``, or anything with its ``integers``) roll the dice; ``hints`` is
-    the number of moves a hint shows by default.
+    the number of moves a hint shows by default. ``name``, the person's, keeps the rule of
+    :mod:`bgnet.formats.names` (BadArgument otherwise), so the match can always be saved.
     """
 
     def __init__(self, advisor: Advisor, *, match_length: int = 0, games: int | None = 1,
                  seed=None, rng=None, name: str = "You", jacoby: bool = False, hints: int = 5,
                  on_event: Callable[[Event], None] = lambda event: None):
         self.advisor = advisor
-        self.name = name
+        try:
+            self.name = player_name(name)
+        except ValueError as e:  # what a UI let through: the person's own words are at fault
+            raise BadArgument(str(e)) from None
         self.bot_name = mat_name(advisor.bot.name)
         self.match = Match(match_length, seed=seed, rng=rng, jacoby=jacoby,
                            names=(name, self.bot_name), max_games=None if match_length else games)
@@ -646,13 +651,13 @@ def stats(probs) -> str:
 
 
 def mat_name(name: str) -> str:
-    """A player's name as a .mat file can hold it (no ':' and no line breaks).
+    """A bot's name as a player's name (:func:`bgnet.formats.names.fit_player_name`): no ':',
+    no control characters, at most 40 characters.
 
     >>> mat_name("gnubg: 2-ply")
     'gnubg- 2-ply'
     """
-    clean = " ".join(str(name).replace(":", "-").split())
-    return clean or "bot"
+    return fit_player_name(name, "bot")
 
 
 def _num(x) -> str:
