@@ -14,6 +14,7 @@ import sys
 
 from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg
 from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
+from bgnet.play.web import KEEP_ALIVE, REQUEST_TIMEOUT
 
 PROG = "bgnet serve"
 
@@ -61,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds a request waits for the bot before a 504 answer (default 30)")
     p.add_argument("--max-waiting", type=_positive, default=64,
                    help="bot calls queued before requests get a 503 answer (default 64)")
+    p.add_argument("--request-timeout", type=_seconds, default=REQUEST_TIMEOUT, metavar="SECONDS",
+                   help=f"seconds a client has to send a whole request, headers and body, before "
+                        f"the connection is closed (default {REQUEST_TIMEOUT:g}); an idle "
+                        f"connection is closed {KEEP_ALIVE} s after its last answer")
     p.add_argument("--max-games", type=_positive, default=500,
                    help="games kept for the play page; the longest idle is dropped (default 500)")
     p.add_argument("--seed", type=int, help="seed of the page's dice (default: random)")
@@ -107,7 +112,7 @@ def serve_main(argv: list[str]) -> int:
     a = parser().parse_args(argv)
     try:
         import fastapi  # noqa: F401
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         print(f"{PROG}: error: the server needs FastAPI and uvicorn: pip install 'bgnet[serve]'",
               file=sys.stderr)
@@ -122,13 +127,14 @@ def serve_main(argv: list[str]) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return e.exit_code
     from bgnet.play.web.app import create_app
+    from bgnet.play.web.server import server
 
     app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,
                      max_games=a.max_games, seed=a.seed, cubeful_play=not a.cubeless_play)
     shown = f"[{a.host}]" if ":" in a.host else a.host
     print(f"Serving {bot.name} at http://{shown}:{a.port}/ (API described at /docs); "
           "Ctrl-C stops.", file=sys.stderr)
-    uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+    server(app, a.host, a.port, request_timeout=a.request_timeout).run()
     return 0
 
 
