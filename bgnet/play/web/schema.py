@@ -143,6 +143,9 @@ class BotInfo(_Answer):
 class Health(_Answer):
     ok: bool
     waiting: int = Field(description="bot calls queued or running now")
+    games: int = Field(description="the page's games kept now")
+    restored: int = Field(description="games restored from the server's database when it started")
+    saved: bool = Field(description="whether games are written to a database (kept across restarts)")
 
 
 # wildbg's names
