@@ -89,7 +89,7 @@ def test_200_concurrent_moves_from_20_clients_all_correct(server):
     from bgnet.play.web.loadtest import quantiles, run_load
 
     result = asyncio.run(run_load(server, requests=200, clients=20, seed=3))
-    assert result["failures"] == []
+    assert result["failures"] == [] and result["busy"] == 0
     assert len(result["latencies"]) == 200
     q = quantiles(result["latencies"])
     print(f"\n/move latency ms: p50 {q['p50']:.1f}, p90 {q['p90']:.1f}, p99 {q['p99']:.1f}")
