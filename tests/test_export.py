@@ -171,7 +171,7 @@ def _as_format_1(path, out):
         init.name = renamed.get(init.name, init.name)
     for node in model.graph.node:
         node.input[:] = [renamed.get(i, i) for i in node.input]
-    props = {p.key: p.value for p in model.metadata_props if p.key != "layout"}
+    props = {p.key: p.value for p in model.metadata_props if p.key not in ("layout", "graph_sha256")}
     props["format_version"] = "1"
     del model.metadata_props[:]
     onnx.helper.set_model_props(model, props)
@@ -237,6 +237,126 @@ def test_unusable_bot_files_are_refused_with_their_name(exported, tmp_path):
     with pytest.raises(FileNotFoundError) as err:
         load_bot(str(tmp_path / "none.onnx"))
     assert isinstance(err.value, BadInputFile) and err.value.exit_code == 3
+
+
+def _flip_weight_bytes(path, out, name, count=50, seed=0):
+    """A copy of the exported bot ``path`` at ``out`` with ``count`` bytes changed inside the
+    stored data of the weight ``name``; everything else (protobuf framing, metadata) as it was."""
+    import onnx
+
+    weight = next(w for w in onnx.load(str(path)).graph.initializer if w.name == name)
+    raw = bytearray(path.read_bytes())
+    start = bytes(raw).find(weight.raw_data)
+    assert start > 0 and bytes(raw).count(weight.raw_data) == 1
+    for at in np.random.default_rng(seed).choice(len(weight.raw_data), size=count, replace=False):
+        raw[start + int(at)] ^= 0xFF
+    out.write_bytes(bytes(raw))
+    return out
+
+
+def _with_nan_first_layer(path, out, digest: bool):
+    """A copy of ``path`` whose first layer's weights are all NaN, with a digest of the new graph
+    stored (``digest``) or none (as bots exported before digests)."""
+    import onnx
+
+    model = onnx.load(str(path))
+    first = next(w for w in model.graph.initializer if w.name.endswith("body.0.weight"))
+    first.CopyFrom(onnx.numpy_helper.from_array(
+        np.full(onnx.numpy_helper.to_array(first).shape, np.nan, np.float32), first.name))
+    kept = [p for p in model.metadata_props if p.key != "graph_sha256"]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    if digest:
+        import hashlib
+
+        onnx.helper.set_model_props(model, dict({p.key: p.value for p in kept}, graph_sha256=json.dumps(
+            hashlib.sha256(model.graph.SerializeToString()).hexdigest())))
+    onnx.save(model, str(out))
+    return out
+
+
+def test_an_exported_bot_carries_the_digest_of_its_graph(exported):
+    import hashlib
+
+    import onnx
+
+    _, _, path = exported["split"]
+    stored = read_metadata(path)["graph_sha256"]
+    assert stored == hashlib.sha256(onnx.load(str(path)).graph.SerializeToString()).hexdigest()
+
+
+@pytest.mark.parametrize("weight", ["contact.body.0.weight", "race.head.bias"])
+def test_flipped_bytes_in_an_exported_bots_weights_are_refused(exported, tmp_path, weight):
+    import onnxruntime as ort
+
+    _, _, path = exported["split"]
+    bad = _flip_weight_bytes(path, tmp_path / "bad.onnx", weight, count=5 if "bias" in weight else 50)
+    ort.InferenceSession(str(bad), providers=["CPUExecutionProvider"])  # onnxruntime would run it
+    for load in (lambda: OnnxEvaluator(bad), lambda: bgnet.load_bot(f"{bad}@1")):
+        with pytest.raises(BotFileError, match="damaged: its weights and graph do not match") as err:
+            load()
+        assert str(bad) in str(err.value)
+    with pytest.raises(BotFileError, match="damaged"):  # never stamped over the damage
+        set_metadata(bad, {}, tmp_path / "stamped.onnx")
+    assert not (tmp_path / "stamped.onnx").exists()
+
+
+@pytest.mark.parametrize("digest", [True, False], ids=["with-digest", "without-digest"])
+def test_an_exported_bot_with_nan_weights_is_refused(exported, tmp_path, digest):
+    _, _, path = exported["split"]
+    bad = _with_nan_first_layer(path, tmp_path / "nan.onnx", digest)
+    assert ("graph_sha256" in read_metadata(bad)) == digest
+    with pytest.raises(BotFileError, match="contact.body.0.weight hold 5304 of 5304 values that are NaN"):
+        OnnxEvaluator(bad)
+
+
+def test_a_bot_exported_before_digests_loads_and_can_be_stamped(exported, tmp_path):
+    import onnx
+
+    _, _, path = exported["split"]
+    model = onnx.load(str(path))
+    kept = [p for p in model.metadata_props if p.key != "graph_sha256"]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    old = tmp_path / "old.onnx"
+    onnx.save(model, str(old))
+    boards = sample_positions(64, seed=5)[0]
+    expected = OnnxEvaluator(path).positions(boards)
+    assert np.array_equal(OnnxEvaluator(old).positions(boards), expected)
+    stamped = set_metadata(old, {}, tmp_path / "stamped.onnx")
+    assert read_metadata(stamped)["graph_sha256"] == read_metadata(path)["graph_sha256"]
+    assert np.array_equal(OnnxEvaluator(stamped).positions(boards), expected)
+
+
+@pytest.mark.parametrize("damage", ["flipped", "nan"])
+def test_eval_of_a_damaged_exported_bot_exits_3_naming_it(exported, tmp_path, capsys, damage):
+    from bgnet.cli import main
+
+    pytest.importorskip("gnubg_nn")
+    _, _, path = exported["split"]
+    bad = (_flip_weight_bytes(path, tmp_path / "bad.onnx", "contact.body.0.weight") if damage == "flipped"
+           else _with_nan_first_layer(path, tmp_path / "bad.onnx", digest=False))
+    code = main(["eval", str(bad), "pubeval", "--games", "10", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "Traceback" not in err and str(bad) in err and "damaged" in err
+
+
+def test_the_shipped_bots_carry_a_digest_and_pass_the_checks():
+    """The shipped bots were stamped with set_metadata(path, {}): one metadata entry appended,
+    the graph's bytes as they were."""
+    from pathlib import Path
+
+    from bgnet.bots.onnx_eval import check_weights, graph_digest
+    from bgnet.resources import SHIPPED_BOTS
+
+    for file in SHIPPED_BOTS.values():
+        path = Path(__file__).resolve().parents[1] / "checkpoints" / file  # the source tree's
+        if path.is_file():
+            meta = read_metadata(path)
+            assert meta["graph_sha256"] == graph_digest(path.read_bytes())
+            check_weights(path, meta)
+            assert OnnxEvaluator(path).fast is not None
 
 
 def test_metadata_round_trip(exported):

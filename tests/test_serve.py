@@ -681,6 +681,34 @@ def test_new_game_bad_input(client, body, words):
     refused(client.post("/api/v1/games", json=body), 400, *words)
 
 
+@pytest.mark.parametrize("name, words", [
+    ("A\rB", ("control character (U+000D)", "1 to 40 printable characters")),
+    ("A\nB", ("control character (U+000A)",)),
+    ("A\tB", ("control character (U+0009)",)),
+    ("A\u202eB", ("unprintable character (U+202E)",)),
+    ("x" * 41, ("41 characters long", "limit of 40")),
+    ("   ", ("is empty",)),
+    ("x" * 5000 + "\r", ("control character", "(cut)")),
+])
+def test_a_name_that_breaks_the_rule_is_a_400_saying_why(client, name, words):
+    message = refused(client.post("/api/v1/games", json={"name": name}), 400, *words)
+    assert len(message) < 400  # a long name is quoted in part, never echoed whole
+
+
+def test_every_name_the_page_accepts_downloads_as_mat_and_sgf(client):
+    """The 500 this replaces: a name with a carriage return was accepted, and its .mat failed."""
+    from bgnet.formats.mat import read_mat
+    from bgnet.formats.sgf import read_sgf
+
+    for name in ("Ann", "  Zoë   van der Berg ", "O'Neil [B] \\ \"x\"", "李小龍", "x" * 40):
+        s = new_game(client, name=name)
+        kept = " ".join(name.split())
+        assert s["names"]["you"] == kept
+        mat, sgf = (client.get(f"/api/v1/games/{s['id']}/{kind}") for kind in ("mat", "sgf"))
+        assert mat.status_code == 200 and sgf.status_code == 200, (mat.text, sgf.text)
+        assert read_mat(mat.text).names[0] == read_sgf(sgf.text).names[0] == kept
+
+
 @pytest.mark.parametrize("content, ctype, words", [
     (b"{bad json", "application/json", ("not valid JSON", "Expecting property name", "offset 1")),
     (b"x=1", "application/x-www-form-urlencoded", ("must be a JSON object", "3 bytes that are not JSON")),

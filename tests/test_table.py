@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bgnet.bots.base import Bot
 from bgnet.bots.simple import RandomBot
 from bgnet.engine.board import start_position
 from bgnet.engine.game import DOUBLED, MOVE, ROLL, Match
@@ -258,3 +259,152 @@ def test_a_game_from_the_opening_saved_by_the_name_of_the_file(tmp_path):
     assert len(want) > 10 and moves(load_mat(mat)) == want
     assert moves(read_sgf(sgf.read_text())) == want
     assert table.match_text("sgf") == sgf.read_text() and table.match_text() == mat.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# the table as data: snapshot and restore
+
+
+class FirstMoveBot(Bot):
+    """Plays the first legal move the generator lists: the same move in the same position."""
+
+    name = "first"
+
+    def choose_move(self, board, d1, d2):
+        from bgnet.engine.movegen import generate
+
+        after, _ = generate(board, d1, d2)
+        return after[0] if len(after) else board
+
+
+class PositionAdvisor(Advisor):
+    """A bot whose every decision is a function of the position alone, so that a restored table
+    decides as the original would; it doubles, takes and accepts resignations now and then."""
+
+    def __init__(self):
+        super().__init__(FirstMoveBot(), judge=None)
+
+    @staticmethod
+    def _hash(board) -> int:
+        import zlib
+
+        return zlib.crc32(np.ascontiguousarray(board).tobytes())
+
+    def wants_double(self, board, ctx) -> bool:
+        return ctx.may_double(ctx.player_on_roll) and self._hash(board) % 4 == 0
+
+    def wants_take(self, doubler_board, ctx) -> bool:
+        return self._hash(doubler_board) % 3 != 0
+
+    def accepts_resignation(self, resigner_board, kind, value_of) -> bool:
+        return self._hash(resigner_board) % 2 == 0
+
+
+def _person_decides(table: Table, person: np.random.Generator) -> None:
+    """One decision of a person who doubles, resigns, clicks and types at random."""
+    from bgnet.engine.notation import format_move
+
+    g = table.game
+    r = person.random()
+    try:
+        if g.phase == ROLL:
+            if r < 0.04:
+                table.resign(int(person.integers(1, 4)))
+            elif r < 0.2 and g.may_double(HUMAN):
+                table.double()
+            else:
+                table.roll()
+        elif g.phase == DOUBLED:
+            table.take() if r < 0.8 else table.drop()
+        elif table.clicked_move() is not None:
+            table.confirm()
+        elif r < 0.04:
+            table.resign(int(person.integers(1, 4)))
+        elif r < 0.5 and table.destinations():
+            hops = sorted((a, b) for a, ends in table.destinations().items() for b in ends)
+            table.step(*hops[int(person.integers(len(hops)))])
+        else:
+            _, steps = g.legal_moves()
+            pick = steps[int(person.integers(len(steps)))]
+            table.move(format_move([(int(a), int(b)) for a, b in pick if a >= 0], g.board))
+    except Refusal:
+        pass  # a double the rules refuse now, a resignation at the wrong moment: the game is as it was
+
+
+def _played(seed: int, length: int, restore: bool) -> Table:
+    """A match (or a money session of 3 games) of a random person against PositionAdvisor;
+    with ``restore``, the table goes through JSON and is restored after every decision."""
+    import json
+
+    person = np.random.default_rng(seed + 1000)
+    advisor = PositionAdvisor()
+    table = Table(advisor, match_length=length, games=3, seed=seed, name="Ann")
+    table.start_game()
+    for _ in range(5000):
+        if table.match.over:
+            break
+        if table.game.over:
+            table.start_game()
+        else:
+            _person_decides(table, person)
+        if restore:
+            data = json.loads(json.dumps(table.snapshot()))
+            table = Table.restore(advisor, data)
+            assert table.snapshot() == data
+    assert table.match.over
+    return table
+
+
+@pytest.mark.parametrize("seed, length", [(1, 5), (2, 0), (3, 3), (4, 7)])
+def test_a_table_restored_after_every_decision_plays_the_same_match(seed, length):
+    kept, restored = _played(seed, length, False), _played(seed, length, True)
+    assert restored.match_text("mat") == kept.match_text("mat")
+    assert restored.snapshot() == kept.snapshot()
+    kinds = {a.kind for g in kept.match.games for a in g.record.actions}
+    assert {"move", "double", "take", "resign"} <= kinds  # the record exercised the cube and resignations
+
+
+def test_a_resignation_after_the_opening_roll_is_restored():
+    """The person starts, resigns before moving, the bot rejects: the record begins with the
+    resignation, and the opening roll comes back from the roll not yet played."""
+    import json
+
+    class Rejecting(PositionAdvisor):
+        def accepts_resignation(self, resigner_board, kind, value_of) -> bool:
+            return False
+
+    for seed in range(40):
+        table = Table(Rejecting(), match_length=3, seed=seed)
+        table.start_game()
+        if table.game.phase == MOVE and table.game.turn == HUMAN:
+            break
+    table.resign(1)
+    assert [a.kind for a in table.game.record.actions] == ["resign", "reject"]
+    data = json.loads(json.dumps(table.snapshot()))
+    back = Table.restore(table.advisor, data)
+    assert back.snapshot() == data and back.game.dice == table.game.dice
+
+
+def test_data_that_does_not_replay_is_refused():
+    import copy
+
+    from bgnet.engine.notation import format_move
+
+    table = Table(PositionAdvisor(), match_length=3, seed=5)
+    table.start_game()
+    while table.game.phase != MOVE:
+        table.roll()
+    g = table.game
+    table.move(format_move([(int(a), int(b)) for a, b in g.legal_moves()[1][0] if a >= 0], g.board))
+    data = table.snapshot()
+    moved = copy.deepcopy(data)
+    first_move = next(a for a in moved["games"][0] if a[1] == "move")
+    first_move[3] = [[24, 1]]  # a move the dice do not make
+    other = copy.deepcopy(data)
+    other["moment"]["score"] = [1, 0]
+    for bad, words in ((moved, "cannot be played again"), (other, "do not reach the moment"),
+                       ({**data, "format": "x"}, "format tag"), ({**data, "version": 9}, "version 9"),
+                       ({**data, "games": "xx"}, "cannot be played again"),
+                       ({**data, "name": "A\rB"}, "cannot be played again")):
+        with pytest.raises(ValueError, match=words):
+            Table.restore(table.advisor, bad)

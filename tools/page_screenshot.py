@@ -36,7 +36,7 @@ def main() -> int:
         sys.exit("no chromium on PATH: install Debian's chromium package")
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "bgnet.cli", "serve", "--port", str(port),
-                               "--seed", str(a.seed)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                               "--seed", str(a.seed), "--no-db"], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
     url = f"http://127.0.0.1:{port}"

@@ -11,8 +11,9 @@ function from ENCODED positions to the five probabilities:
   the side on roll, before it rolls.
 
 Metadata (``metadata_props``, every value a JSON string): ``format`` (:data:`FORMAT`),
-``format_version``, ``encoding``, ``net_config``, ``layout`` and what describes the bot (name,
-training summary, strength, cube settings; see :mod:`bgnet.export.onnx_export`).
+``format_version``, ``encoding``, ``net_config``, ``layout``, :data:`GRAPH_DIGEST` and what
+describes the bot (name, training summary, strength, cube settings; see
+:mod:`bgnet.export.onnx_export`).
 
 Format versions. Version 2 stores the net's declared layout (:mod:`bgnet.nn.layout`) under
 ``layout``, and the graph's weights are initializers named by it (the torch ``state_dict`` keys),
@@ -26,6 +27,14 @@ Loading a bot reads data only (protobuf and JSON): it never runs code from the f
 file raises :class:`BotFileMissing`, a truncated, foreign or malformed one :class:`BotFileError`
 (both :class:`bgnet.errors.BadInputFile`, naming the file).
 
+A damaged bot is refused too, though onnxruntime would run it: :data:`GRAPH_DIGEST`
+(``graph_sha256``) is the SHA-256 of the graph as stored in the file (its weights and operations,
+the bytes of the model's ``graph`` field), written at export, computed again at loading and
+compared; and every floating-point weight must be a finite number. Bots exported before the
+digest was stored have none and are checked for non-finite weights only. Both checks read the
+protobuf wire format directly (:func:`_wire_fields`), so they need neither the ``onnx`` package
+nor torch.
+
 :class:`OnnxEvaluator` runs the model on boards with onnxruntime, or with bgnet's compiled
 forward pass (:class:`bgnet.nn.fast.FastForward`) over the same weights when that pass covers the
 net: the same float32 arithmetic as the torch net, several times faster than onnxruntime on small
@@ -33,6 +42,7 @@ batches. Bots are made from files by :mod:`bgnet.bots.load`.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -48,6 +58,7 @@ FORMAT = "bgnet-bot"
 FORMAT_VERSION = 2  # what bgnet.export.onnx_export writes; 1 is still read
 INPUT, RACE_INPUT, OUTPUT = "x", "is_race", "probabilities"
 LAYOUT_KEY = "layout"
+GRAPH_DIGEST = "graph_sha256"  # metadata: the SHA-256 (hex) of the stored graph (see the module doc)
 
 
 class BotFileError(BadInputFile):
@@ -124,6 +135,7 @@ class OnnxEvaluator(Evaluator):
             raise BotFileError(f"exported bot {self.path} takes {width} inputs, but encoding "
                                f"'{self.encoding}' has {ENCODINGS[self.encoding]}")
         self.split = RACE_INPUT in inputs
+        check_weights(self.path, self.metadata)
         if compiled:
             self.fast = _compiled_forward(self)
 
@@ -161,6 +173,108 @@ def _compiled_forward(ev: OnnxEvaluator):
     if not np.allclose(fast.swapped(after), ref, atol=1e-4):
         return None
     return fast
+
+
+def check_weights(path: str | os.PathLike, metadata: dict) -> None:
+    """BotFileError when the exported bot at ``path`` is damaged: its graph does not match the
+    digest in its ``metadata`` (where it has one), or a floating-point weight is NaN or
+    infinite."""
+    path = Path(path)
+    try:
+        graph = _graph_bytes(path.read_bytes())
+        floats = _float_initializers(graph)
+    except ValueError as e:
+        raise BotFileError(f"exported bot {path} is damaged: its protobuf data cannot be read ({e})") from None
+    stored = metadata.get(GRAPH_DIGEST)
+    if stored is not None and stored != hashlib.sha256(graph).hexdigest():
+        raise BotFileError(f"exported bot {path} is damaged: its weights and graph do not match the "
+                           "SHA-256 stored with them (a changed byte inside its data); export it "
+                           "again or use a copy")
+    for name, values in floats.items():
+        bad = int((~np.isfinite(values)).sum())
+        if bad:
+            raise BotFileError(f"exported bot {path} is damaged: its weights {name} hold {bad} of "
+                               f"{values.size} values that are NaN or infinite")
+
+
+def graph_digest(model_bytes: bytes) -> str:
+    """The SHA-256 (hex) of the ``graph`` field of a serialised ONNX model (see the module doc)."""
+    return hashlib.sha256(_graph_bytes(model_bytes)).hexdigest()
+
+
+# The protobuf wire format: each field is a varint key (field number << 3 | wire type), then a
+# varint (type 0), 8 bytes (1), a varint length and that many bytes (2), or 4 bytes (5).
+_MODEL_GRAPH, _GRAPH_INITIALIZER = 7, 5  # ModelProto.graph, GraphProto.initializer
+_TENSOR_DATA_TYPE, _TENSOR_FLOAT_DATA, _TENSOR_NAME = 2, 4, 8  # fields of TensorProto
+_TENSOR_RAW_DATA, _TENSOR_DOUBLE_DATA = 9, 10
+_FLOAT_TYPES = {1: "<f4", 10: "<f2", 11: "<f8"}  # TensorProto.DataType: FLOAT, FLOAT16, DOUBLE
+
+
+def _varint(buf: memoryview, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if at >= len(buf) or shift > 63:
+            raise ValueError("a number runs past the end of its message")
+        byte = buf[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if byte < 0x80:
+            return value, at
+
+
+def _wire_fields(buf: bytes | memoryview):
+    """(field number, wire type, value) of each field of a protobuf message, in the order
+    stored: value is an int for numbers, a memoryview of the bytes for the other types.
+    ValueError for anything malformed."""
+    buf = memoryview(buf)
+    at = 0
+    while at < len(buf):
+        key, at = _varint(buf, at)
+        field, kind = key >> 3, key & 7
+        if kind == 0:
+            value, at = _varint(buf, at)
+            yield field, kind, value
+            continue
+        if kind == 2:
+            size, at = _varint(buf, at)
+        elif kind in (1, 5):
+            size = 8 if kind == 1 else 4
+        else:
+            raise ValueError(f"field {field} has wire type {kind}, which ONNX never writes")
+        if at + size > len(buf):
+            raise ValueError(f"field {field} runs past the end of its message")
+        yield field, kind, buf[at:at + size]
+        at += size
+
+
+def _graph_bytes(model_bytes: bytes) -> memoryview:
+    graphs = [v for f, k, v in _wire_fields(model_bytes) if f == _MODEL_GRAPH and k == 2]
+    if len(graphs) != 1:
+        raise ValueError(f"a model holds one graph; this file holds {len(graphs)}")
+    return graphs[0]
+
+
+def _float_initializers(graph: memoryview) -> dict[str, np.ndarray]:
+    """``{name: values}`` of the graph's floating-point initializers stored in the file."""
+    out = {}
+    for field, kind, tensor in _wire_fields(graph):
+        if field != _GRAPH_INITIALIZER or kind != 2:
+            continue
+        dtype, name, chunks = None, "", []
+        for f, k, v in _wire_fields(tensor):
+            if f == _TENSOR_DATA_TYPE and k == 0:
+                dtype = _FLOAT_TYPES.get(v)
+            elif f == _TENSOR_NAME and k == 2:
+                name = bytes(v).decode("utf-8", "replace")
+            elif k != 0:  # raw data, or float / double values packed (2) or one at a time (5, 1)
+                chunks.append((f, v))
+        if dtype is None:
+            continue
+        packed = {_TENSOR_FLOAT_DATA: "<f4", _TENSOR_DOUBLE_DATA: "<f8", _TENSOR_RAW_DATA: dtype}
+        parts = [np.frombuffer(v, packed[f]) for f, v in chunks
+                 if f in packed and len(v) % np.dtype(packed[f]).itemsize == 0]
+        out[name] = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+    return out
 
 
 def _initializers(path: Path) -> dict:

@@ -67,6 +67,17 @@ def seed_arg(text: str) -> int:
     return seed
 
 
+def name_arg(text: str) -> str:
+    """A player's name (``--name``), by the one rule of :mod:`bgnet.formats.names`: 1 to 40
+    printable characters without ':'."""
+    from bgnet.formats.names import player_name
+
+    try:
+        return player_name(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def device_arg(text: str) -> str:
     """A torch device that exists here: cpu, cuda, cuda:N or mps."""
     if text == "cpu":

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from bgnet.cli.arguments import ArgumentParser, output_file_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, name_arg, output_file_arg, seed_arg
 from bgnet.errors import BadArgument, BadInputFile
 
 # ---------------------------------------------------------------------------------------------
@@ -36,8 +36,10 @@ def export_main(argv: list[str]) -> int:
                                       "its latest checkpoint")
     p.add_argument("--out", help="the ONNX file to write, in an existing folder (default: the "
                                  "checkpoint's name with .onnx)")
-    p.add_argument("--name", help="the bot's name in its metadata, which the play page and "
-                   "reports show (default: the --out file's name, else the run's: "
+    p.add_argument("--name", type=name_arg,
+                   help="the bot's name in its metadata, which the play page, reports and saved "
+                   "matches show: 1 to 40 printable characters without ':' (default: the --out "
+                   "file's name, else the run's: "
                    "runs/quick/checkpoints/latest.pt is 'quick')")
     p.add_argument("--check", type=int, default=1000, metavar="N",
                    help="compare the export with the torch net on N positions (0: skip; default 1000)")

@@ -8,17 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg, name_arg, output_file_arg, seed_arg
 
 # ---------------------------------------------------------------------------------------------
 # bgnet play
-
-
-def _check_name(text: str) -> str:
-    if not text.strip() or ":" in text or "\n" in text:
-        raise argparse.ArgumentTypeError(f"a name is non-empty text without ':' (a .mat file "
-                                         f"cannot hold it); got {text!r}")
-    return text.strip()
 
 
 def _positive(text: str) -> int:
@@ -51,7 +44,7 @@ def play_main(argv: list[str]) -> int:
     p.add_argument("--save", metavar="FILE.mat", type=output_file_arg,
                    help="save the match there after every game and on quitting (FILE.sgf: GNU "
                         "Backgammon's own format)")
-    p.add_argument("--name", type=_check_name, default="You", help="your name in the saved match")
+    p.add_argument("--name", type=name_arg, default="You", help="your name in the saved match")
     p.add_argument("--hints", type=_positive, default=5, help="moves shown by hint (default 5)")
     p.add_argument("--cubeless-play", action="store_true",
                    help="the bot chooses and hints rank checker plays by cubeless money equity "

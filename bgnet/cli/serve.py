@@ -3,7 +3,9 @@
 (see :mod:`bgnet.play.external`).
 
 ``bgnet serve`` listens on the loopback address unless ``--host`` names another; any other
-address is served with a warning, since the page and the API have no login.
+address is served with a warning, since the page and the API have no login. The page's games
+are kept in an SQLite file (``--db``, by default in the user's data folder; see
+:mod:`bgnet.play.web.database`), so a restart resumes them; ``--no-db`` keeps them in memory.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import sys
 
 from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg
 from bgnet.errors import EXIT_USAGE, BadArgument, BadInputFile
+from bgnet.play.web import KEEP_ALIVE, REQUEST_TIMEOUT
 
 PROG = "bgnet serve"
 
@@ -61,8 +64,19 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds a request waits for the bot before a 504 answer (default 30)")
     p.add_argument("--max-waiting", type=_positive, default=64,
                    help="bot calls queued before requests get a 503 answer (default 64)")
+    p.add_argument("--request-timeout", type=_seconds, default=REQUEST_TIMEOUT, metavar="SECONDS",
+                   help=f"seconds a client has to send a whole request, headers and body, before "
+                        f"the connection is closed (default {REQUEST_TIMEOUT:g}); an idle "
+                        f"connection is closed {KEEP_ALIVE} s after its last answer")
     p.add_argument("--max-games", type=_positive, default=500,
                    help="games kept for the play page; the longest idle is dropped (default 500)")
+    p.add_argument("--db", metavar="PATH",
+                   help="the SQLite file that keeps the page's games across restarts, written "
+                        "after every change and restored at start (default: bgnet/games.sqlite "
+                        "in the user's data folder, $XDG_DATA_HOME or ~/.local/share); a file "
+                        "that is damaged, not bgnet's, or in use by another server is refused")
+    p.add_argument("--no-db", action="store_true",
+                   help="keep the games in memory only: a restart loses them")
     p.add_argument("--seed", type=int, help="seed of the page's dice (default: random)")
     p.add_argument("--cubeless-play", action="store_true",
                    help="rank and choose checker plays by cubeless money equity even where a "
@@ -107,28 +121,43 @@ def serve_main(argv: list[str]) -> int:
     a = parser().parse_args(argv)
     try:
         import fastapi  # noqa: F401
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         print(f"{PROG}: error: the server needs FastAPI and uvicorn: pip install 'bgnet[serve]'",
               file=sys.stderr)
         return EXIT_USAGE
+    if a.no_db and a.db is not None:
+        parser().error("give --db PATH or --no-db, not both")
+    from bgnet.play.web.app import create_app
+    from bgnet.play.web.database import GameDatabase, default_path
+    from bgnet.play.web.server import server
+
+    database = None
     try:
         if not check_host(a.host):
             print(f"{PROG}: warning: listening on {a.host}: anyone who can reach this machine "
                   "can use the bot and the play page (there is no login)", file=sys.stderr)
         check_free(a.host, a.port)
+        database = None if a.no_db else GameDatabase(a.db if a.db is not None else default_path())
         bot, ply = load(a.bot, a.ply)
+        app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,
+                         max_games=a.max_games, seed=a.seed, cubeful_play=not a.cubeless_play,
+                         database=database)
     except (BadArgument, BadInputFile) as e:
+        if database is not None:
+            database.close()
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return e.exit_code
-    from bgnet.play.web.app import create_app
-
-    app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,
-                     max_games=a.max_games, seed=a.seed, cubeful_play=not a.cubeless_play)
     shown = f"[{a.host}]" if ":" in a.host else a.host
-    print(f"Serving {bot.name} at http://{shown}:{a.port}/ (API described at /docs); "
-          "Ctrl-C stops.", file=sys.stderr)
-    uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+    kept = "in memory only" if database is None else \
+        f"in {database.path} ({app.state.games.restored} restored)"
+    print(f"Serving {bot.name} at http://{shown}:{a.port}/ (API described at /docs); games "
+          f"kept {kept}. Ctrl-C stops.", file=sys.stderr)
+    try:
+        server(app, a.host, a.port, request_timeout=a.request_timeout).run()
+    finally:
+        if database is not None:
+            database.close()
     return 0
 
 

@@ -15,8 +15,10 @@ decodes them): ``format`` (``"bgnet-bot"``), ``format_version``, ``bgnet_version
 ``encoding``, ``inputs``, ``outputs``, ``net_config``, ``layout``, ``games``, ``metrics`` (the
 checkpoint's last measured strength), ``training`` (a summary of the run's configuration),
 ``cube`` (match equity table and cube efficiencies for cube decisions), ``exported`` (UTC date
-and time), ``source`` (the checkpoint's file name) and, for a merge of nets trained apart
-(``bgnet merge``), ``merged_from`` (each part's file name, games and share).
+and time), ``source`` (the checkpoint's file name), ``graph_sha256`` (the SHA-256 of the stored
+graph, checked when the bot is loaded: :func:`bgnet.bots.onnx_eval.check_weights`) and, for a
+merge of nets trained apart (``bgnet merge``), ``merged_from`` (each part's file name, games and
+share).
 
 >>> from bgnet.nn.model import ValueNet
 >>> model = build_model(ValueNet("tesauro", 8), {"name": "tiny"})
@@ -28,6 +30,7 @@ and time), ``source`` (the checkpoint's file name) and, for a merge of nets trai
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 from dataclasses import asdict
@@ -38,7 +41,17 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from bgnet.atomic import write_atomic
-from bgnet.bots.onnx_eval import FORMAT, FORMAT_VERSION, INPUT, LAYOUT_KEY, OUTPUT, RACE_INPUT
+from bgnet.bots.onnx_eval import (
+    FORMAT,
+    FORMAT_VERSION,
+    GRAPH_DIGEST,
+    INPUT,
+    LAYOUT_KEY,
+    OUTPUT,
+    RACE_INPUT,
+    check_weights,
+    graph_digest,
+)
 from bgnet.errors import BadArgument, BadInputFile
 
 OPSET = 17
@@ -159,6 +172,7 @@ def build_model_from_layout(layout: dict, weights: dict, metadata: dict | None =
             props[str(key)] = json.dumps(value, sort_keys=True)
         except (TypeError, ValueError) as e:
             raise ExportError(f"metadata {key!r} cannot be stored as JSON ({e})") from None
+    props[GRAPH_DIGEST] = json.dumps(hashlib.sha256(model.graph.SerializeToString()).hexdigest())
     helper.set_model_props(model, props)
     onnx.checker.check_model(model)
     return model
@@ -258,28 +272,33 @@ def set_metadata(bot_path: str | os.PathLike, updates: dict,
                  out_path: str | os.PathLike | None = None) -> Path:
     """Write an exported bot again with some metadata entries replaced (``updates``: name to a
     JSON-able value, e.g. ``{"cube": {...}}``), to ``out_path`` or in place; the graph and the
-    weights are left as they are. Returns the path written.
+    weights are left as they are, and the digest of the graph is stored with them (a bot
+    exported before digests gets one: ``set_metadata(path, {})``). Returns the path written.
 
     The file is written atomically. A file that is not an exported bot raises
-    :class:`bgnet.bots.onnx_eval.BotFileError`, as loading it would; a ``cube`` entry that the
-    cube head could not use (an unknown table, efficiencies out of range) a ValueError, before
-    anything is written.
+    :class:`bgnet.bots.onnx_eval.BotFileError`, as loading it would, and so does a damaged one
+    (its digest is never stamped over damage); a ``cube`` entry that the cube head could not use
+    (an unknown table, efficiencies out of range) a ValueError, before anything is written.
     """
     from bgnet.bots.onnx_eval import read_metadata
 
-    read_metadata(bot_path)  # refuses what is not an exported bot
+    check_weights(bot_path, read_metadata(bot_path))  # refuses what is not an exported bot, or a damaged one
     updates = _plain(updates)
     if "cube" in updates:
         _check_cube_entry(updates["cube"])
     out = check_output_path(out_path if out_path is not None else bot_path)
     model = onnx.load(str(bot_path))
+    updates[GRAPH_DIGEST] = hashlib.sha256(model.graph.SerializeToString()).hexdigest()
     kept = [p for p in model.metadata_props if p.key not in updates]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
     for key, value in updates.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, json.dumps(value, sort_keys=True)
-    write_atomic(out, model.SerializeToString())
+    data = model.SerializeToString()
+    if graph_digest(data) != updates[GRAPH_DIGEST]:  # the graph as written is the graph digested
+        raise ExportError(f"{bot_path}: the graph changed when written again; nothing was written")
+    write_atomic(out, data)
     return out
 
 

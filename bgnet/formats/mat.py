@@ -34,6 +34,7 @@ import numpy as np
 
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Game, GameRecord, Match, MatchRecord, RuleError
+from bgnet.formats.names import check_player_names
 
 COLUMN = 28  # width of the left column, as GNU Backgammon writes it
 _NUMBER = 5  # "%3d) "
@@ -56,8 +57,9 @@ _DOUBLE_RE = re.compile(r"^Doubles\s*=>\s*(\d+)\s*$", re.IGNORECASE)
 def write_mat(match: Match | MatchRecord, *, comments: tuple[str, ...] = ()) -> str:
     """The ``.mat`` text of a match (a :class:`Match` or its :class:`MatchRecord`).
 
-    ``comments`` are written first, each as a ``;`` line. Raises ValueError for names a ``.mat``
-    file cannot hold (empty, or containing ':' or a line break).
+    ``comments`` are written first, each as a ``;`` line. Raises ValueError for a name that
+    breaks the rule of :mod:`bgnet.formats.names` (empty, too long, a ':' or a control character
+    in it), which a ``.mat`` file could not hold or give back.
 
     >>> from bgnet.engine.game import Match
     >>> m = Match(3, names=("Alice", "Bob"), seed=1)
@@ -72,10 +74,7 @@ def write_mat(match: Match | MatchRecord, *, comments: tuple[str, ...] = ()) -> 
       1) 31: 8/5 6/5
     """
     record = match.record() if isinstance(match, Match) else match
-    for name in record.names:
-        if not name.strip() or ":" in name or "\n" in name or "\r" in name:
-            raise ValueError(f"a player's name in a .mat file must be non-empty, without ':' or line "
-                             f"breaks; got {name!r}")
+    check_player_names(record.names)
     out = [f"; {c}" for c in comments]
     if comments:
         out.append("")
@@ -112,7 +111,8 @@ def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -
                          "cannot hold it")
     a, b = record.names
     head = f" {a} : {game.score[0]}"
-    lines = [f" Game {game.number}", head.ljust(32) + f"{b} : {game.score[1]}"]
+    # The right column starts at 32, or further for a long name: the reader needs a gap there.
+    lines = [f" Game {game.number}", head.ljust(max(32, len(head) + 3)) + f"{b} : {game.score[1]}"]
     texts = [(act.player, _entry_text(act)) for act in game.actions]
     entries = [(p, t) for p, t in texts if t is not None]
     if game.winner is not None:

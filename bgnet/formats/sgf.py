@@ -57,6 +57,7 @@ import numpy as np
 from bgnet.engine.board import NUM_CHECKERS, start_position
 from bgnet.engine.game import DOUBLED, OPENING, Game, GameRecord, Match, MatchRecord, RuleError
 from bgnet.engine.state import CENTERED
+from bgnet.formats.names import check_player_names
 
 BACKGAMMON = "6"  # GM[6]
 BAR, OFF = "y", "z"
@@ -105,9 +106,12 @@ def write_sgf(match: Match | MatchRecord, *, comments: Mapping[tuple[int, int], 
 
     ``comments`` maps (game index, action index), both from 0, to a comment written on that
     action's node (``C``); actions without a node (resignations and their answers) lend theirs to
-    the node before. ``date`` (``YYYY-MM-DD``) is written in the first game's header.
+    the node before. ``date`` (``YYYY-MM-DD``) is written in the first game's header. Raises
+    ValueError for a name that breaks the rule of :mod:`bgnet.formats.names`, as the ``.mat``
+    writer does.
     """
     record = match.record() if isinstance(match, Match) else match
+    check_player_names(record.names)
     notes = dict(comments or {})
     final = record.final_score()
     trees = []

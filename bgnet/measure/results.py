@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bgnet.engine.game import Game, MatchRecord
+from bgnet.formats.names import MAX_NAME, fit_player_name
 from bgnet.measure.stats import counted, ppg_text
 
 # Columns of the per-game table of the results (``rows``: one row per game; winner 0 is A, ``end``
@@ -224,17 +225,17 @@ def _save_records(records, path) -> list[Path]:
 
 
 def mat_names(name_a: str, name_b: str) -> tuple[str, str]:
-    """Player names a ``.mat`` file can hold: no ':' (it separates name and score) nor line
-    breaks, and different from each other.
+    """Two bots' names as players' names (:func:`bgnet.formats.names.fit_player_name`: no ':',
+    no control characters, not too long), different from each other.
 
     >>> mat_names("gnubg:0", "gnubg:0")
     ('gnubg-0 (A)', 'gnubg-0 (B)')
     """
-    clean = [" ".join(n.replace(":", "-").split()) or fallback
-             for n, fallback in ((name_a, "A"), (name_b, "B"))]
+    short = MAX_NAME - len(" (A)")  # room for the mark that tells two equal names apart
+    clean = [fit_player_name(n, fallback, short) for n, fallback in ((name_a, "A"), (name_b, "B"))]
     if clean[0] == clean[1]:
-        clean = [f"{clean[0]} (A)", f"{clean[1]} (B)"]
-    return clean[0], clean[1]
+        return f"{clean[0]} (A)", f"{clean[1]} (B)"
+    return (fit_player_name(name_a, "A"), fit_player_name(name_b, "B"))
 
 
 def money_session(records, names: tuple[str, str], jacoby: bool) -> MatchRecord:

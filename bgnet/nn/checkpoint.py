@@ -5,7 +5,9 @@ A checkpoint is one ``torch.save`` dict:
 * ``format``: ``"bgnet-checkpoint"`` and ``version``;
 * ``net_config`` / ``net_state``: rebuild the value net with :func:`bgnet.nn.model.net_from_config`;
 * ``optimizer_state``, ``games`` (self-play games played), ``config`` (the run's resolved config as
-  a plain dict), ``rng`` (numpy and torch generator states), ``metrics`` (last evaluation).
+  a plain dict), ``rng`` (numpy and torch generator states), ``metrics`` (last evaluation);
+* ``sha256``: the SHA-256 of everything else in the dict (:func:`content_digest`: every tensor by
+  its bytes, every number and string by its value, in the dict's own order).
 
 Writing goes to a temporary file in the same directory, is flushed to disk, then renamed over the
 target, so a kill at any moment leaves either the old checkpoint or the new one, never half of one.
@@ -17,9 +19,16 @@ numpy's scalar and array types (checkpoints of earlier bgnet versions hold numpy
 metrics). A file that names anything else is refused before that thing is touched, with a
 :class:`CheckpointError` naming the file. Writing converts numpy values to plain Python ones, so
 new checkpoints need none of the numpy allowances.
+
+Reading also refuses a damaged file whose archive is still whole: a byte changed inside a
+tensor's data leaves the zip and the pickle readable and the net playing, badly. The digest
+stored at writing is computed again and must match; and the net's weights must be finite numbers
+(a NaN or an infinity in them is refused even in a checkpoint written before digests were stored,
+which loads without the digest check).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
 import os
@@ -37,6 +46,7 @@ from bgnet.errors import BadInputFile
 
 FORMAT = "bgnet-checkpoint"
 VERSION = 1
+DIGEST = "sha256"  # the key of the content digest (absent in checkpoints of earlier versions)
 
 
 class CheckpointError(BadInputFile):
@@ -88,6 +98,8 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = plain(dict(payload))
     data["format"], data["version"] = FORMAT, VERSION
+    data.pop(DIGEST, None)
+    data[DIGEST] = content_digest(data)
     buf = io.BytesIO()
     torch.save(data, buf)
     return write_atomic(path, buf.getvalue())
@@ -104,7 +116,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
     _check_kind(path)
     try:
         with torch.serialization.safe_globals(_numpy_data_types()):
-            data = torch.load(path, map_location=map_location, weights_only=True)
+            raw = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
         raise CheckpointError(_refusal(path, e)) from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
@@ -113,13 +125,86 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> dict:
     except Exception as e:  # the restricted unpickler on arbitrary garbage can raise nearly anything
         raise CheckpointError(f"checkpoint {path} is not a readable bgnet checkpoint "
                               f"({type(e).__name__}: {_first_line(e)})") from None
-    data = plain(data)  # numpy numbers in checkpoints of earlier versions
+    data = plain(raw)  # numpy numbers in checkpoints of earlier versions
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a bgnet checkpoint (no '{FORMAT}' tag)")
     for key in ("net_config", "net_state"):
         if key not in data:
             raise CheckpointError(f"checkpoint {path} lacks '{key}'")
+    _check_digest(path, raw)
+    _check_finite(path, data["net_state"])
     return data
+
+
+def content_digest(data: dict) -> str:
+    """The SHA-256 (hex) of a checkpoint's contents, its ``sha256`` entry left out: each value
+    fed with a tag of its kind, containers in their own order, tensors as dtype, shape and bytes.
+    ``torch.save`` and ``torch.load`` keep all of it exactly (dicts keep their order, floats their
+    bits), so a file read back gives the digest it was written with.
+
+    >>> content_digest({"a": 1}) == content_digest({"a": 1, "sha256": "x"}) != content_digest({"a": 2})
+    True
+    """
+    h = hashlib.sha256()
+    _feed(h, {k: v for k, v in data.items() if k != DIGEST})
+    return h.hexdigest()
+
+
+def _feed(h, value) -> None:
+    """Feed ``value`` to the hash ``h``, unambiguously (a tag, a length, then the contents)."""
+    def put(tag: bytes, body: bytes) -> None:
+        h.update(tag + len(body).to_bytes(8, "little") + body)
+
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu().contiguous()
+        put(b"T", f"{t.dtype}{tuple(t.shape)}".encode())
+        put(b"B", t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    elif isinstance(value, dict):
+        put(b"D", str(len(value)).encode())
+        for k, v in value.items():
+            _feed(h, k)
+            _feed(h, v)
+    elif isinstance(value, (list, tuple)):
+        put(b"L" if isinstance(value, list) else b"U", str(len(value)).encode())
+        for v in value:
+            _feed(h, v)
+    elif isinstance(value, str):
+        put(b"S", value.encode("utf-8", "surrogatepass"))
+    elif isinstance(value, (bytes, bytearray)):
+        put(b"Y", bytes(value))
+    elif isinstance(value, float):
+        put(b"F", value.hex().encode())
+    elif value is None or isinstance(value, (bool, int)):  # bool before int: True is not 1 here
+        put(b"I", repr(value).encode())
+    else:  # anything else the restricted unpickler allows (a dtype, a torch.Size) by its repr
+        put(b"O", f"{type(value).__qualname__}:{value!r}".encode())
+
+
+def _check_digest(path: Path, data: dict) -> None:
+    """CheckpointError when the stored digest is not the contents' own (checkpoints written
+    before digests were stored have none, and pass)."""
+    stored = data.get(DIGEST)
+    if stored is None:
+        return
+    if not isinstance(stored, str) or stored != content_digest(data):
+        raise CheckpointError(f"checkpoint {path} is damaged: its contents do not match the "
+                              "SHA-256 stored with them (a changed byte inside its data); use an "
+                              "earlier checkpoint or a copy of this one")
+
+
+def _check_finite(path: Path, net_state) -> None:
+    """CheckpointError when the net's weights are not a mapping of tensors or hold a NaN or an
+    infinity (such a net plays nonsense and trains to more of it)."""
+    if not isinstance(net_state, dict):
+        raise CheckpointError(f"checkpoint {path}: its 'net_state' is not the net's weights by "
+                              f"name (a {type(net_state).__name__})")
+    for name, t in net_state.items():
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            bad = int((~torch.isfinite(t)).sum())
+            if bad:
+                raise CheckpointError(f"checkpoint {path} is damaged: its weights {name} hold {bad} "
+                                      f"of {t.numel()} values that are NaN or infinite; use an "
+                                      "earlier checkpoint")
 
 
 def checkpoint_file(path: str | os.PathLike) -> Path:

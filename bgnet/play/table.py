@@ -25,6 +25,10 @@ What the table does, and what it tells:
 * **Questions** change nothing and answer with an event instead of emitting one:
   :meth:`Table.hint` (the judge's best moves, or its cube advice), and the match as a file
   (:meth:`Table.save`, :meth:`Table.match_text`).
+* **The table as data**: :meth:`Table.snapshot` gives it as JSON-able data (every game's
+  actions, the roll not yet played, the dice generator's state, the clicked move) and
+  :meth:`Table.restore` builds it again by playing the actions by the rules, so a server that
+  restarts keeps its games (:mod:`bgnet.play.web.games`).
 
 External players (:mod:`bgnet.play.external`) have no table: GNU Backgammon keeps the game
 there and asks the bot one decision at a time.
@@ -50,7 +54,9 @@ import numpy as np
 from bgnet.bots.search import RankedMove
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, ROLL, Game, Match, RuleError
 from bgnet.engine.notation import IllegalMoveError
+from bgnet.engine.position_id import position_id
 from bgnet.errors import BadArgument
+from bgnet.formats.names import fit_player_name, player_name
 from bgnet.play import clickmove
 from bgnet.play.advisor import Advisor
 
@@ -295,14 +301,18 @@ class Table:
 
     ``on_event(event)`` is called with every event as it happens. ``seed`` or ``rng`` (a
     ``numpy.random.Generator``, or anything with its ``integers``) roll the dice; ``hints`` is
-    the number of moves a hint shows by default.
+    the number of moves a hint shows by default. ``name``, the person's, keeps the rule of
+    :mod:`bgnet.formats.names` (BadArgument otherwise), so the match can always be saved.
     """
 
     def __init__(self, advisor: Advisor, *, match_length: int = 0, games: int | None = 1,
                  seed=None, rng=None, name: str = "You", jacoby: bool = False, hints: int = 5,
                  on_event: Callable[[Event], None] = lambda event: None):
         self.advisor = advisor
-        self.name = name
+        try:
+            self.name = player_name(name)
+        except ValueError as e:  # what a UI let through: the person's own words are at fault
+            raise BadArgument(str(e)) from None
         self.bot_name = mat_name(advisor.bot.name)
         self.match = Match(match_length, seed=seed, rng=rng, jacoby=jacoby,
                            names=(name, self.bot_name), max_games=None if match_length else games)
@@ -573,6 +583,72 @@ class Table:
         judge = self.advisor.judge
         return "legal order (no evaluator)" if judge is None else judge.name
 
+    # -- the table as data -----------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        """The table as JSON-able data for :meth:`restore`: the names and rules, each game's
+        actions as its record holds them (``[player, kind, dice, steps, cube, resign]``; boards
+        are left out, the rules give them back), the roll made but not yet played, the dice
+        generator's state, the clicked move so far, and a summary of the moment to check the
+        restored table against. ValueError for a table whose dice come from something other
+        than a numpy generator (its state cannot be stored)."""
+        rng = self.match.rng
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError("only a table whose dice come from a numpy Generator can be stored")
+        g = self.match.game
+        return {
+            "format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION,
+            "name": self.name, "bot_name": self.bot_name, "match_length": self.match.length,
+            "jacoby": self.match.jacoby, "max_games": self.match.max_games, "hints": self.hints,
+            "games": [[_action_data(a) for a in game.record.actions] for game in self.match.games],
+            "roll": None if g is None or g.phase != MOVE else [g.roller, *g.dice],
+            "rng": rng.bit_generator.state,
+            "steps": [list(s) for s in self.steps],
+            "moment": _moment(self.match),
+        }
+
+    @classmethod
+    def restore(cls, advisor: Advisor, data: dict, *,
+                on_event: Callable[[Event], None] = lambda event: None) -> Table:
+        """The table :meth:`snapshot` gave ``data`` of, its games played again by the rules
+        (no event is told); ValueError saying what does not fit (a record the rules refuse, a
+        moment other than the one stored)."""
+        if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
+            raise ValueError(f"not a table's data (no {SNAPSHOT_FORMAT!r} format tag)")
+        if data.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"a table's data of version {data.get('version')!r}; this bgnet "
+                             f"reads version {SNAPSHOT_VERSION}")
+        try:
+            table = cls(advisor, match_length=data["match_length"], games=data["max_games"],
+                        name=data["name"], jacoby=bool(data["jacoby"]), hints=data["hints"],
+                        on_event=on_event)
+            table.bot_name = fit_player_name(data["bot_name"])
+            table.match.names = (table.name, table.bot_name)
+            games, roll = data["games"], data["roll"]
+            for number, actions in enumerate(games, 1):
+                g = table.match.new_game()
+                for i, action in enumerate(actions):
+                    if g.phase == OPENING and action[1] in ("resign", "reject"):
+                        # Resigned after the opening roll, before its move: the roll is the one
+                        # the move plays later, or the one not yet played.
+                        later = [[a[0], *a[2]] for a in actions[i:] if a[1] in ("move", "roll")]
+                        _replay_roll(g, later[0] if later else roll if number == len(games) else None)
+                    _replay_action(g, action)
+                if number < len(games) and not g.over:
+                    raise ValueError(f"game {number} is not over, yet another follows it")
+            last = table.match.game
+            if roll is not None and not (last is not None and last.phase == MOVE
+                                         and [last.roller, *last.dice] == roll):
+                _replay_roll(last, roll)
+            table.match.rng.bit_generator.state = data["rng"]
+            for a, b, _ in data["steps"]:
+                table.step(int(a), int(b))
+        except (KeyError, TypeError, IndexError, RuleError, ValueError) as e:
+            raise ValueError(f"the table's games cannot be played again ({type(e).__name__}: {e})") from None
+        if _moment(table.match) != data["moment"] or [list(s) for s in table.steps] != data["steps"]:
+            raise ValueError("the table's games, played again, do not reach the moment stored")
+        return table
+
     # -- the match as a file ---------------------------------------------------------------------
 
     def match_text(self, fmt: str = "mat") -> str:
@@ -598,6 +674,60 @@ class Table:
 
             save_mat(self.match, p)
         return p
+
+
+# ---------------------------------------------------------------------------------------------
+# the table as data
+
+SNAPSHOT_FORMAT = "bgnet-table"
+SNAPSHOT_VERSION = 1
+_ACTION_KINDS = ("move", "double", "take", "drop", "resign", "accept", "reject", "roll")
+
+
+def _action_data(a) -> list:
+    """One action of a game's record as ``[player, kind, dice, steps, cube, resign]``."""
+    return [int(a.player), a.kind, [int(d) for d in a.dice], [[int(x), int(y)] for x, y in a.steps],
+            int(a.cube), int(a.resign)]
+
+
+def _replay_action(g: Game, data) -> None:
+    """Play one stored action again by the rules (RuleError, ValueError, TypeError when it
+    cannot be played or is not an action's data at all)."""
+    player, kind, dice, steps, _cube, resign = data
+    if kind not in _ACTION_KINDS or player not in (0, 1):
+        raise ValueError(f"{data!r} is not a stored action")
+    if kind in ("move", "roll") and g.phase in (OPENING, ROLL):
+        g.replay_roll(player, (int(dice[0]), int(dice[1])))
+    if kind == "move":
+        g.play(tuple((int(x), int(y)) for x, y in steps) or None, player=player)
+    elif kind == "roll":
+        pass  # the dice alone: the game was resigned before they were played
+    elif kind == "resign":
+        g.resign(int(resign), player=player)
+    else:
+        getattr(g, {"double": "double", "take": "take", "drop": "drop",
+                    "accept": "accept_resignation", "reject": "reject_resignation"}[kind])(player=player)
+
+
+def _replay_roll(g: Game | None, roll) -> None:
+    """Make again a roll that was made but not yet played (``[player, d1, d2]``)."""
+    if roll is None:
+        raise ValueError("a roll is missing: the game was resigned before its opening roll")
+    player, d1, d2 = (int(x) for x in roll)
+    if g is None or g.phase not in (OPENING, ROLL):
+        raise ValueError("a roll is stored where no roll can be made")
+    g.replay_roll(player, (d1, d2))
+
+
+def _moment(match: Match) -> dict:
+    """What a table's data is checked against when it is restored."""
+    g = match.game
+    return {"games": len(match.games), "score": list(match.score),
+            "phase": None if g is None else g.phase,
+            "turn": None if g is None else g.turn,
+            "dice": None if g is None else list(g.dice),
+            "cube": None if g is None else [g.cube_value, g.cube_owner],
+            "position": None if g is None else position_id(g.board)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -646,13 +776,13 @@ def stats(probs) -> str:
 
 
 def mat_name(name: str) -> str:
-    """A player's name as a .mat file can hold it (no ':' and no line breaks).
+    """A bot's name as a player's name (:func:`bgnet.formats.names.fit_player_name`): no ':',
+    no control characters, at most 40 characters.
 
     >>> mat_name("gnubg: 2-ply")
     'gnubg- 2-ply'
     """
-    clean = " ".join(str(name).replace(":", "-").split())
-    return clean or "bot"
+    return fit_player_name(name, "bot")
 
 
 def _num(x) -> str:

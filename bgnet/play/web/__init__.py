@@ -12,12 +12,18 @@ Layout of the package:
 * :mod:`.games`: the games people play on the page, one per visitor, each a
   :class:`~bgnet.play.table.Table` whose events go to the page;
 * :mod:`.app`: the FastAPI application (:func:`create_app`);
+* :mod:`.server`: uvicorn serving it, with a deadline for reading each request;
 * :mod:`.loadtest`: concurrent ``/move`` clients that check every answer (tests, benchmark).
 
 Every error a client causes is a 4xx answer ``{"message": "..."}`` that says what is wrong, as
 wildbg answers; nothing a client sends gives a 500.
 """
 from __future__ import annotations
+
+# The connection limits of bgnet serve (see .server), here where the command line finds them
+# without importing uvicorn.
+REQUEST_TIMEOUT = 10.0  # seconds a client has to send a whole request, headers and body
+KEEP_ALIVE = 5  # seconds an idle connection is kept after an answer (uvicorn's own default)
 
 
 def create_app(*args, **kwargs):
@@ -27,4 +33,4 @@ def create_app(*args, **kwargs):
     return _create(*args, **kwargs)
 
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "REQUEST_TIMEOUT", "KEEP_ALIVE"]

@@ -207,14 +207,16 @@ def _match_context(match_id: str) -> MatchContext:
 
 def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_waiting: int = 64,
                max_games: int = 500, seed=None, warm: bool = True,
-               cubeful_play: bool = True) -> FastAPI:
+               cubeful_play: bool = True, database=None) -> FastAPI:
     """The server for ``bot`` (default: the bot shipped with bgnet) searching at ``ply``.
 
     ``timeout``: seconds a request waits for the bot (then 504); ``max_waiting``: bot calls
     queued before requests get 503; ``max_games``: games kept for the play page (the one idle
     longest is dropped first); ``seed``: the dice of the page's games (tests); ``warm``: make
     one bot call at start-up so the first request does not pay for compiling; ``cubeful_play``
-    False: moves rank by cubeless money equity even where the cube and score are given.
+    False: moves rank by cubeless money equity even where the cube and score are given;
+    ``database``: a :class:`~bgnet.play.web.database.GameDatabase` that keeps the page's games
+    across restarts (its games are restored now; None: games live in memory only).
     """
     if bot is None:
         from bgnet.bots.load import load_bot
@@ -222,7 +224,7 @@ def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_w
         bot = load_bot(ply=ply or 0)
     service = BotService(bot, timeout=timeout, max_waiting=max_waiting)
     answers = Answers(bot, ply, cubeful=cubeful_play)
-    games = GameStore(answers, service, max_games=max_games, seed=seed)
+    games = GameStore(answers, service, max_games=max_games, seed=seed, database=database)
     app = FastAPI(title="bgnet", version=_version(), docs_url=None, redoc_url=None,
                   description=f"The backgammon bot {bot.name}: bgnet's API under /api/v1/, "
                               "wildbg's /move and /eval, and a page to play it at /.")
@@ -403,6 +405,8 @@ def _add_page(app: FastAPI) -> None:
                                    swagger_ui_parameters={"validatorUrl": None})
 
     @app.get("/health", tags=["bgnet"], response_model=Health,
-             summary="alive, and how many bot calls wait")
+             summary="alive, how many bot calls wait, how many games are kept and were restored")
     async def health(request: Request):
-        return {"ok": True, "waiting": request.app.state.service.waiting}
+        games = request.app.state.games
+        return {"ok": True, "waiting": request.app.state.service.waiting, "games": len(games),
+                "restored": games.restored, "saved": games.database is not None}

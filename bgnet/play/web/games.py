@@ -14,6 +14,11 @@ passes by itself, as in the terminal.
 Game state answers (:meth:`WebGame.state`) draw the board from the person's side: ``points[p]``
 for p = 1..24 is the count on the person's point p, the person's checkers positive and the
 bot's negative.
+
+With a :class:`~bgnet.play.web.database.GameDatabase`, the store writes each game after every
+change (:meth:`WebGame.snapshot`: the table's data, :meth:`bgnet.play.table.Table.snapshot`, and
+what the page shows: the log, the bot's last moves, the hint) and restores them all when the
+server starts, so a restart, even a ``kill -9``, resumes every game where it was.
 """
 from __future__ import annotations
 
@@ -50,16 +55,44 @@ class WebGame:
     """One person's match (or money session) against the bot."""
 
     def __init__(self, gid: str, answers, *, match_length: int, name: str, seed=None,
-                 jacoby: bool = False):
+                 jacoby: bool = False, table: Table | None = None):
         self.id = gid
         self.answers = answers
         self.log: list[str] = []
         self.log_count = 0  # lines written since the start, so the page can tell the new ones
-        self.table = Table(answers.advisor, match_length=match_length, games=None, seed=seed,
-                           name=name, jacoby=jacoby, on_event=self._told)
         self.hint: dict | None = None
         self.bot_moves: list[dict] = []  # the bot's moves since the person's last action
+        if table is not None:  # restored (see restore): its game is under way
+            table.on_event = self._told
+            self.table = table
+            return
+        self.table = Table(answers.advisor, match_length=match_length, games=None, seed=seed,
+                           name=name, jacoby=jacoby, on_event=self._told)
         self._start_game()
+
+    # -- as data ---------------------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        """The game as JSON-able data for :meth:`restore` (what the database stores)."""
+        return {"id": self.id, "table": self.table.snapshot(), "log": list(self.log),
+                "log_count": self.log_count, "hint": self.hint, "bot_moves": list(self.bot_moves)}
+
+    @classmethod
+    def restore(cls, data: dict, answers) -> WebGame:
+        """The game of :meth:`snapshot`'s ``data``, its table played again by the rules;
+        ValueError saying what does not fit."""
+        if not isinstance(data, dict):
+            raise ValueError("a stored game is a JSON object")
+        table = Table.restore(answers.advisor, data.get("table"))  # type: ignore[arg-type]
+        log, count, hint, moves = (data.get(k) for k in ("log", "log_count", "hint", "bot_moves"))
+        if not (isinstance(log, list) and all(isinstance(line, str) for line in log)
+                and isinstance(count, int) and count >= len(log)
+                and (hint is None or isinstance(hint, dict))
+                and isinstance(moves, list) and all(isinstance(m, dict) for m in moves)):
+            raise ValueError("its log, hint or bot's moves are not stored as a game's are")
+        game = cls(str(data.get("id")), answers, match_length=table.match.length, name=table.name,
+                   table=table)
+        game.log, game.log_count, game.hint, game.bot_moves = log[-MAX_LOG:], count, hint, moves
+        return game
 
     # -- plumbing --------------------------------------------------------------------------------
     def _write(self, text: str) -> None:
@@ -294,15 +327,49 @@ def _bot_move(g, index: int, action) -> dict:
 
 
 class GameStore:
-    """The games being played, by id; past ``max_games`` the one idle longest is dropped."""
+    """The games being played, by id; past ``max_games`` the one idle longest is dropped. With
+    a ``database`` (:class:`~bgnet.play.web.database.GameDatabase`) each game is written there
+    after every change, and the games stored there are restored now (:attr:`restored` counts
+    them); a stored game that cannot be restored raises its GameDatabaseError, and the file is
+    left as it is."""
 
-    def __init__(self, answers, service, *, max_games: int = 500, seed=None):
+    def __init__(self, answers, service, *, max_games: int = 500, seed=None, database=None):
         self.answers, self.service = answers, service
         self.max_games = max_games
         self.seed = seed
+        self.database = database
         self._games: OrderedDict[str, WebGame] = OrderedDict()
         self._lock = threading.Lock()
         self._count = 0
+        self.restored = self._restore() if database is not None else 0
+
+    def _restore(self) -> int:
+        from bgnet.play.web.database import GameDatabaseError
+
+        for gid, data in self.database.games():
+            try:
+                game = WebGame.restore(data, self.answers)
+                if game.id != gid:
+                    raise ValueError(f"it is stored under another id, {game.id!r}")
+            except ValueError as e:
+                raise GameDatabaseError(f"game database {self.database.path}: the game {gid!r} "
+                                        f"cannot be restored ({e}); the file was left as it is: "
+                                        "move it aside to start with no games") from None
+            self._games[gid] = game
+        self._count = len(self._games)
+        self._drop_the_oldest()
+        return len(self._games)
+
+    def _drop_the_oldest(self) -> None:
+        while len(self._games) > self.max_games:
+            gid, _ = self._games.popitem(last=False)
+            if self.database is not None:
+                self.database.delete(gid)
+
+    def save(self, game: WebGame) -> None:
+        """Write ``game`` to the database (when there is one)."""
+        if self.database is not None:
+            self.database.save(game.id, game.snapshot())
 
     def new(self, match_length: int, name: str = "You", jacoby: bool = False) -> WebGame:
         with self._lock:
@@ -311,11 +378,19 @@ class GameStore:
             gid = secrets.token_urlsafe(12)
         game = WebGame(gid, self.answers, match_length=match_length, name=name, seed=seed,
                        jacoby=jacoby)
+        self.save(game)
         with self._lock:
             self._games[gid] = game
-            while len(self._games) > self.max_games:
-                self._games.popitem(last=False)
+            self._drop_the_oldest()
         return game
+
+    def act(self, game: WebGame, action: str, body: dict) -> dict:
+        """``game.act(action, body)``, then the game written, whatever the action's outcome (a
+        refused action may still have changed its log)."""
+        try:
+            return game.act(action, body)
+        finally:
+            self.save(game)
 
     def get(self, gid: str) -> WebGame:
         with self._lock:
@@ -359,7 +434,7 @@ class GameStore:
             only()(request)
             game = self.get(gid)
             fields = body.model_dump(by_alias=True, exclude_none=True) if body is not None else {}
-            return await call(game.act, action, fields)
+            return await call(self.act, game, action, fields)
 
         async def match_file(request: Request, gid: str, kind: str) -> PlainTextResponse:
             """The match as a file to download, ``kind`` "mat" or "sgf"."""

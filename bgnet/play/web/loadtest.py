@@ -82,9 +82,12 @@ def check_answer(board: np.ndarray, d1: int, d2: int, answer: dict, ordered: boo
 
 
 async def run_load(base_url: str, *, requests: int = 200, clients: int = 20, seed: int = 0,
-                   timeout: float = 120.0) -> dict:
+                   timeout: float = 120.0, seconds: float | None = None) -> dict:
     """Send ``requests`` ``/move`` requests from ``clients`` concurrent clients (one connection
-    each); returns ``{"latencies": seconds, "failures": [...], "wall": seconds}``."""
+    each), or with ``seconds`` keep sending them (the ``requests`` positions over and over) until
+    that time is up; returns ``{"latencies": seconds, "failures": [...], "busy": n, "wall":
+    seconds}``. ``busy`` counts the 503 answers of a server whose queue is full, which it gives
+    by design; any other answer than a right one is a failure."""
     import httpx
 
     positions = random_positions(requests, seed)
@@ -94,16 +97,31 @@ async def run_load(base_url: str, *, requests: int = 200, clients: int = 20, see
     latencies: list[float] = []
     failures: list[str] = []
     answers: list = []  # checked after the run, so that checking does not delay other clients
+    busy = 0
+    sent = 0
+    end: float | None = None  # set when the clock starts
+
+    def next_position():
+        nonlocal sent
+        if end is None:
+            return None if queue.empty() else queue.get_nowait()
+        if time.perf_counter() >= end:
+            return None
+        sent += 1
+        return positions[sent % len(positions)]
 
     async def client(http):
+        nonlocal busy
         async with http:
-            while not queue.empty():
-                board, d1, d2 = queue.get_nowait()
+            while (item := next_position()) is not None:
+                board, d1, d2 = item
                 q = wildbg_query(board, d1, d2)
                 t = time.perf_counter()
                 resp = await http.get(f"/move?{q}")
                 latencies.append(time.perf_counter() - t)
-                if resp.status_code != 200:
+                if resp.status_code == 503:
+                    busy += 1
+                elif resp.status_code != 200:
                     failures.append(f"{q}: HTTP {resp.status_code} {resp.text[:200]}")
                 else:
                     answers.append((q, board, d1, d2, resp.json()))
@@ -111,13 +129,14 @@ async def run_load(base_url: str, *, requests: int = 200, clients: int = 20, see
     # Made before the clock starts: making a client costs more than a request on loopback.
     https = [httpx.AsyncClient(base_url=base_url, timeout=timeout) for _ in range(clients)]
     t0 = time.perf_counter()
+    end = None if seconds is None else t0 + seconds
     await asyncio.gather(*(client(http) for http in https))
     wall = time.perf_counter() - t0
     for q, board, d1, d2, answer in answers:
         wrong = check_answer(board, d1, d2, answer)
         if wrong:
             failures.append(f"{q}: {wrong}")
-    return {"latencies": latencies, "failures": failures, "wall": wall}
+    return {"latencies": latencies, "failures": failures, "busy": busy, "wall": wall}
 
 
 def quantiles(latencies: list[float]) -> dict:

@@ -18,10 +18,10 @@ from typing import Any, Literal
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
+from bgnet.formats.names import MAX_NAME, player_name
 from bgnet.play.web.service import ApiError
 
 MAX_MATCH = 64
-MAX_NAME = 40
 
 
 class _Answer(BaseModel):
@@ -143,6 +143,9 @@ class BotInfo(_Answer):
 class Health(_Answer):
     ok: bool
     waiting: int = Field(description="bot calls queued or running now")
+    games: int = Field(description="the page's games kept now")
+    restored: int = Field(description="games restored from the server's database when it started")
+    saved: bool = Field(description="whether games are written to a database (kept across restarts)")
 
 
 # wildbg's names
@@ -184,18 +187,16 @@ class NewGame(_Request):
 
     match_length: StrictInt = Field(0, ge=0, le=MAX_MATCH,
                                     description=f"points to win the match, 1 to {MAX_MATCH}; 0 for a money game")
-    name: str = Field("You", description=f"your name in the saved match: 1 to {MAX_NAME} characters "
-                                         "without ':' or line breaks")
+    name: str = Field("You", description=f"your name in the saved match: 1 to {MAX_NAME} printable "
+                                         "characters without ':' (no line breaks, tabs or other "
+                                         "control characters)")
     jacoby: StrictBool = Field(False, description="money play with the Jacoby rule (gammons count "
                                                   "only once the cube has been turned)")
 
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not v.strip() or ":" in v or "\n" in v or len(v) > MAX_NAME:
-            raise ValueError(f"name is 1 to {MAX_NAME} characters without ':' or line breaks "
-                             f"(a .mat file must hold it); got {v!r}")
-        return v.strip()
+        return player_name(v)  # the one rule (bgnet.formats.names): its ValueError says why
 
     @model_validator(mode="after")
     def _jacoby_is_for_money(self):
