@@ -101,8 +101,8 @@ def _inputs(boards):
     return encode(boards, "tesauro")
 
 
-def test_the_label_verb_refuses_depth_zero_and_a_gnubg_teacher(tmp_path):
-    assert main(["label", "bgnet-default@0", str(tmp_path / "a"), "--shards", "1"]) == 2
+def test_the_label_verb_refuses_depth_three_and_a_gnubg_teacher(tmp_path):
+    assert main(["label", "bgnet-default@3", str(tmp_path / "a"), "--shards", "1"]) == 2
     assert main(["label", "gnubg:1", str(tmp_path / "b"), "--shards", "1"]) == 2
     assert main(["distill", "bgnet-default", str(tmp_path / "o.pt"), "--labels", str(tmp_path),
                  "--data", str(tmp_path / "d.npz")]) == 2
@@ -116,3 +116,19 @@ def test_a_shard_whose_values_are_not_probabilities_is_refused(tmp_path, teacher
     np.savez(shard_path(tmp_path, 0), **arrays)
     with pytest.raises(BadInputFile, match="not a probability"):
         load_labels(tmp_path)
+
+
+def test_exploring_self_play_reaches_other_positions_still_legal_and_live(teacher):
+    from bgnet.engine.board import race_mask
+    from bgnet.train.distill import self_play_decisions
+
+    bot = load_teacher(teacher)
+    plain, _ = self_play_decisions(bot, 200, np.random.default_rng(1), games=8)
+    wide, dice = self_play_decisions(bot, 200, np.random.default_rng(1), games=8, explore=0.5)
+    assert not np.array_equal(plain, wide)
+    assert (wide.sum(axis=2) <= 15).all() and (wide >= 0).all() and not race_mask(wide).any()
+    assert ((dice >= 1) & (dice <= 6)).all()
+
+
+def test_the_label_verb_refuses_a_chance_outside_0_to_1(tmp_path, teacher):
+    assert main(["label", teacher, str(tmp_path / "a"), "--shards", "1", "--explore", "1.5"]) == 2

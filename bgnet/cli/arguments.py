@@ -141,6 +141,23 @@ def positive_arg(kind, what: str):
     return parse
 
 
+def probability_arg(what: str):
+    """An argument type: a number from 0 to 1, else an error naming ``what``.
+
+    >>> probability_arg("--explore")("0.05")
+    0.05
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 <= value <= 1:
+            raise argparse.ArgumentTypeError(f"{what} must be a chance from 0 to 1; got {text!r}")
+        return value
+    return parse
+
+
 def output_file_arg(text: str) -> str:
     """A file to write at the end of a verb's work, checked at the start so that no work is lost:
     its folder must exist and be writable, and it must not be a folder itself."""

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from bgnet.bots.search import MARGIN
-from bgnet.cli.arguments import ArgumentParser, output_file_arg, positive_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, output_file_arg, positive_arg, probability_arg, seed_arg
 from bgnet.errors import EXIT_INTERRUPTED, BadArgument, BadInputFile
 
 # ---------------------------------------------------------------------------------------------
@@ -234,8 +234,9 @@ def distill_main(argv: list[str]) -> int:
                    help="self-play contact decisions to draw (default 100000)")
     p.add_argument("--data", metavar="FILE.npz", default=None,
                    help="samples to fit: read from FILE when it exists, otherwise drawn and kept there")
-    p.add_argument("--labels", metavar="FOLDER", default=None,
-                   help="fit a teacher's values instead: a folder made by bgnet label")
+    p.add_argument("--labels", metavar="FOLDER", action="append", default=None,
+                   help="fit a teacher's values instead: a folder made by bgnet label (again for "
+                        "more folders, fitted together)")
     p.add_argument("--keep", type=positive_arg(int, "--keep"), default=5,
                    help="candidates of a decision: the 0-ply best KEEP (default 5) ...")
     p.add_argument("--margin", type=positive_arg(float, "--margin"), default=MARGIN,
@@ -281,7 +282,7 @@ def label_main(argv: list[str]) -> int:
         examples=("bgnet label bgnet-deep@1 runs/labels/deep --shards 200 --workers 2",
                   "bgnet label runs/deep@1 runs/labels/mine --shards 50 --keep 8"))
     p.add_argument("teacher", help="a bgnet bot to learn from, with the depth of its values "
-                                   "(default 1): bgnet-deep@1, runs/deep@2, bot.onnx@1")
+                                   "(default 1): bgnet-deep@1, runs/deep@2, bot.onnx@0")
     p.add_argument("folder", help="the labels folder: made, or filled on where it stopped")
     p.add_argument("--shards", type=positive_arg(int, "--shards"), required=True,
                    help="shards the folder should hold in the end (each --per-shard decisions)")
@@ -294,18 +295,21 @@ def label_main(argv: list[str]) -> int:
     p.add_argument("--no-singles", dest="singles", action="store_false",
                    help="skip decisions with a single candidate (kept by default: they teach the "
                         "values' level, which cube decisions read)")
+    p.add_argument("--explore", type=probability_arg("--explore"), default=0.0,
+                   help="chance that a self-play move is a random legal one, for positions the "
+                        "teacher's own games seldom reach (default 0)")
     p.add_argument("--workers", type=positive_arg(int, "--workers"), default=1,
                    help="processes labelling shards (default 1)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the games and dice (default 0)")
     a = p.parse_args(argv)
     teacher, ply = split_ply(a.teacher.strip())
-    if ply is not None and not 1 <= ply <= 2:
-        raise BadArgument(f"the depth of the values is 1 or 2 (0 is the teacher's own net: nothing "
-                          f"to learn); got {a.teacher!r}")
+    if ply is not None and not 0 <= ply <= 2:
+        raise BadArgument(f"the depth of the values is 0 (the teacher's net itself, for a student of "
+                          f"another shape), 1 or 2; got {a.teacher!r}")
     from bgnet.train.labels import LabelSettings, label
 
     settings = LabelSettings(teacher=teacher, ply=ply or 1, keep=a.keep, margin=a.margin,
-                             singles=a.singles, per_shard=a.per_shard, seed=a.seed)
+                             singles=a.singles, explore=a.explore, per_shard=a.per_shard, seed=a.seed)
     done = label(a.folder, settings, a.shards, workers=a.workers)
     print(f"{a.folder}: {a.shards} shards of {settings.describe()} ({done} labelled now)")
     return 0

@@ -65,9 +65,13 @@ class Samples:
                    np.concatenate(decision))
 
 
-def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256,
+                        explore: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``n`` contact decisions (positions on roll, dice) met by ``bot`` playing itself at 0-ply
-    in ``games`` games at once; a finished game starts again from the opening position."""
+    in ``games`` games at once; a finished game starts again from the opening position. With
+    ``explore`` > 0 each move is, with that chance, a legal move drawn at random instead: the
+    games then wander into positions a strong bot's own games seldom reach (crashed boards, primes
+    held against it), which a student must value too."""
     boards = np.repeat(start_position()[None], games, axis=0)
     fresh = np.ones(games, bool)
     got_b, got_d, total = [], [], 0
@@ -80,10 +84,28 @@ def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256)
         got_d.append(dice[contact].copy())
         total += int(contact.sum())
         after, _ = bot.choose_moves(boards, dice, ply=0)
+        if explore > 0:
+            after = _explored(after, boards, dice, explore, rng)
         boards = np.ascontiguousarray(after[:, ::-1])  # the opponent on roll
         fresh = game_results(after) > 0
         boards[fresh] = start_position()
     return np.concatenate(got_b)[:n], np.concatenate(got_d)[:n]
+
+
+def _explored(after: np.ndarray, boards: np.ndarray, dice: np.ndarray, chance: float,
+              rng: np.random.Generator) -> np.ndarray:
+    """``after`` with each row, with ``chance``, replaced by a legal move of that roll drawn at
+    random (a position with no legal move has exactly one afterstate: the pass)."""
+    wander = rng.random(len(boards)) < chance
+    if not wander.any():
+        return after
+    rows = np.flatnonzero(wander)
+    every, _, off = generate_batch(np.ascontiguousarray(boards[rows], np.int8),
+                                   np.ascontiguousarray(dice[rows], np.int64))
+    pick = off[:-1] + (rng.random(len(rows)) * np.diff(off)).astype(np.int64)
+    after = after.copy()
+    after[rows] = every[pick]
+    return after
 
 
 def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, margin: float,
@@ -246,12 +268,12 @@ def student_start(path: str):
 
 
 def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
-                       samples_file: str | None = None, labels: str | None = None, keep: int = 5,
+                       samples_file: str | None = None, labels: list[str] | None = None, keep: int = 5,
                        margin: float = MARGIN, epochs: int = 2, lr: float = 1e-5,
                        lr_final: float | None = None, batch_size: int = 64, workers: int = 1,
                        seed: int = 0) -> None:
     """Fit the net of ``checkpoint`` (a ``.pt``, or an exported bot's net) and write it to ``out``,
-    without an optimizer state. The samples: a labels folder's (``labels``, a teacher's values made
+    without an optimizer state. The samples: labels folders' (``labels``, a teacher's values made
     by ``bgnet label``), or those kept in ``samples_file`` when that file exists, or else the net's
     own 1-ply values of the close candidates of ``decisions`` self-play decisions (kept in
     ``samples_file`` when one is named)."""
@@ -263,10 +285,12 @@ def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
     if labels:
         from bgnet.train.labels import load_labels, read_settings
 
-        samples = load_labels(labels)
-        held_by = read_settings(labels)
-        print(f"{len(samples)} samples of {samples.decisions} decisions from {labels} "
-              f"({held_by.describe() if held_by else '?'})")
+        parts = []
+        for folder in labels:
+            parts.append(load_labels(folder))
+            print(f"{len(parts[-1])} samples of {parts[-1].decisions} decisions from {folder} "
+                  f"({read_settings(folder).describe()})")  # type: ignore[union-attr]
+        samples = Samples.concat(parts)
     elif samples_file and Path(samples_file).exists():
         samples = Samples.load(samples_file)
         print(f"{len(samples)} samples of {samples.decisions} decisions read from {samples_file}")

@@ -6,7 +6,12 @@ its 0-ply move filter (the best ``keep`` within ``margin`` equity of the best, a
 where ``singles``) are valued by the teacher's ``ply``-ply search and kept as samples: the
 afterstate as a position with the opponent on roll, and its five probabilities for that side.
 
-Labelling costs far more than fitting (a 1-ply value of bgnet-deep is about 250 positions a
+At ``ply`` 0 the values are the teacher's net itself: cheap (about 100,000 positions a second
+for bgnet-deep), for a student of another shape that is to learn the teacher's net over many
+positions and wide windows of candidates; at 1 or 2 they are its search, which the student is to
+learn to play at 0-ply.
+
+Labelling at 1-ply costs far more than fitting (a 1-ply value of bgnet-deep is about 250 positions a
 second on one core), so the samples are written in shards of ``per_shard`` decisions each, every
 shard its own games and dice (``seed`` and its index), and a stopped labelling resumes at the
 first shard not yet written. The folder's ``labels.json`` names the teacher and the settings; a
@@ -39,10 +44,11 @@ SETTINGS_FILE = "labels.json"
 class LabelSettings:
     """What a folder of labels holds: one line a field, as ``labels.json`` writes them."""
     teacher: str  # the bot spec that plays and values (its search at ``ply``)
-    ply: int = 1  # depth of the values: 1 is the mean over the opponent's 21 rolls of its best reply
+    ply: int = 1  # depth of the values: 0 the net itself, 1 the mean over the opponent's 21 rolls of its best reply
     keep: int = 5  # candidates of a decision: the teacher's 0-ply best ``keep`` ...
     margin: float = MARGIN  # ... within ``margin`` equity of the best
     singles: bool = True  # a decision with one candidate gives that one sample too
+    explore: float = 0.0  # chance that a self-play move is a random legal one (wider positions)
     per_shard: int = 2048  # decisions drawn for one shard
     seed: int = 0  # shard ``k`` draws its games with seed ``seed * 1_000_003 + k``
 
@@ -99,7 +105,7 @@ def _label_shard(job: tuple[LabelSettings, str, int]) -> int:
     """Draw, value and write shard ``k``; returns how many samples it holds."""
     s, folder, k = job
     rng = np.random.default_rng(s.seed * 1_000_003 + k)
-    boards, dice = self_play_decisions(_TEACHER, s.per_shard, rng)
+    boards, dice = self_play_decisions(_TEACHER, s.per_shard, rng, explore=s.explore)
     samples = candidate_samples(_TEACHER, boards, dice, s.keep, s.margin, ply=s.ply, singles=s.singles)
     path = shard_path(Path(folder), k)
     tmp = path.with_name(path.stem + ".tmp.npz")  # written whole, then renamed: a kill leaves no half shard
