@@ -132,3 +132,10 @@ def test_exploring_self_play_reaches_other_positions_still_legal_and_live(teache
 
 def test_the_label_verb_refuses_a_chance_outside_0_to_1(tmp_path, teacher):
     assert main(["label", teacher, str(tmp_path / "a"), "--shards", "1", "--explore", "1.5"]) == 2
+
+
+def test_the_label_verb_keeps_the_depth_it_is_given_zero_included(tmp_path, teacher):
+    for depth in (0, 1):
+        folder = tmp_path / str(depth)
+        assert main(["label", f"{teacher}@{depth}", str(folder), "--shards", "1", "--per-shard", "8"]) == 0
+        assert read_settings(folder).ply == depth

@@ -308,7 +308,7 @@ def label_main(argv: list[str]) -> int:
                           f"another shape), 1 or 2; got {a.teacher!r}")
     from bgnet.train.labels import LabelSettings, label
 
-    settings = LabelSettings(teacher=teacher, ply=ply or 1, keep=a.keep, margin=a.margin,
+    settings = LabelSettings(teacher=teacher, ply=1 if ply is None else ply, keep=a.keep, margin=a.margin,
                              singles=a.singles, explore=a.explore, per_shard=a.per_shard, seed=a.seed)
     done = label(a.folder, settings, a.shards, workers=a.workers)
     print(f"{a.folder}: {a.shards} shards of {settings.describe()} ({done} labelled now)")
