@@ -109,7 +109,6 @@ def test_an_unknown_device_is_an_error_not_ignored(argv, capsys):
 @pytest.mark.parametrize("argv, option", [
     (["eval", "random", "random", "--games", "100000000000000000000"], "--games"),
     (["eval", "random", "random", "--match", "3", "--matches", "1e20"], "--matches"),
-    (["eval", "random", "random", "--match", "100000000000000000000", "--matches", "1"], "--match"),
     (["tournament", "random", "pubeval", "--no-ref", "--games", "2.5"], "--games"),
     (["rollout", "4HPwATDgc/ABMA", "31", "--trials", "100000000000"], "--trials"),
 ])
@@ -117,6 +116,21 @@ def test_a_count_too_large_to_run_is_refused_before_any_work(argv, option, capsy
     code, _, err = call(capsys, *argv)
     assert code == EXIT_USAGE
     assert_one_line(err, argv[0], f"argument {option}: must be a whole number from 1 to")
+
+
+@pytest.mark.parametrize("argv, got", [
+    (["eval", "random", "random", "--match", "100000000000000000000", "--matches", "1"],
+     "a match is 1 to 64 points long (GNU Backgammon's limit), or 0 for money play; got a number of 21 digits"),
+    (["eval", "random", "random", "--match", "65", "--matches", "1"], "got 65"),
+    (["eval", "random", "random", "--match", "0", "--matches", "1"], "a match is 1 to 64 points long; got 0"),
+    (["play", "--match", "65"], "got 65"),
+    (["play", "--match", "\u0663"], "written in the digits 0-9; got '\u0663'"),
+])
+def test_a_match_longer_than_gnubg_allows_is_a_usage_error(argv, got, capsys):
+    """One bound on a match's length everywhere, GNU Backgammon's, said before any work."""
+    code, out, err = call(capsys, *argv)
+    assert code == EXIT_USAGE and out == ""
+    assert_one_line(err, argv[0], "argument --match:", got)
 
 
 def test_an_output_folder_inside_a_missing_one_is_refused(tmp_path, capsys):

@@ -9,12 +9,12 @@ import sys
 from bgnet.cli.arguments import (
     BOT_FORMS,
     MAX_GAMES,
-    MAX_MATCH_LENGTH,
     MAX_MATCHES,
     ArgumentParser,
     count_arg,
     device_arg,
     load_bot_arg,
+    match_length_arg,
     output_dir_arg,
     output_file_arg,
     seed_arg,
@@ -44,7 +44,7 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
     p.add_argument("--games", type=count_arg(MAX_GAMES), help="number of money games (default 1000; "
                    "rounded up to an even number with duplicate dice)")
-    p.add_argument("--match", type=count_arg(MAX_MATCH_LENGTH), metavar="N",
+    p.add_argument("--match", type=match_length_arg(1), metavar="N",
                    help="play whole matches to N points (cube, Crawford rule) instead of money games")
     p.add_argument("--matches", type=count_arg(MAX_MATCHES), metavar="M", help="number of matches with --match "
                    "(default 100)")

@@ -18,9 +18,10 @@ from typing import Any, Literal
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
+from bgnet.engine.state import MAX_MATCH_LENGTH
 from bgnet.play.web.service import ApiError
 
-MAX_MATCH = 64
+MAX_MATCH = MAX_MATCH_LENGTH  # GNU Backgammon's limit, as everywhere in bgnet
 MAX_NAME = 40
 
 
