@@ -280,6 +280,9 @@ def _parse(text: str):
             game["score"] = (_score(m.group(2), lineno), _score(m.group(4), lineno))
             continue
         game["entries"] += _line_entries(line, lineno)
+    if games and games[-1]["names"] is None:
+        raise ValueError(f"line {games[-1]['line']}: 'Game {games[-1]['number']}' has no score line "
+                         "after it: the file ends there")
     return length, games
 
 

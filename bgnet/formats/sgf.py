@@ -451,7 +451,8 @@ class _Header:
 
 
 def _short(value: str) -> str:
-    """A property value as a message shows it: whole when short, else its start."""
+    """A property value as a message shows it: on one line, whole when short, else its start."""
+    value = " ".join(value[:200].split())
     return value if len(value) <= 40 else value[:40] + "..."
 
 
