@@ -147,6 +147,15 @@ def test_an_unknown_bot_spec_lists_the_valid_ones(capsys):
                     ".pt", ".onnx")
 
 
+@pytest.mark.parametrize("ply", ["\u0661", "9" * 5000])
+def test_a_spec_s_ply_is_a_few_ascii_digits(capsys, ply):
+    """'@١' was read as ply 1, and 5,000 nines were Python's own message about int()."""
+    code, _, err = call(capsys, "eval", f"bgnet-default@{ply}", "random", *QUICK)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", "unknown bot 'bgnet-default@")
+    assert "Exceeds the limit" not in err and len(err) < 600
+
+
 def test_a_malformed_builtin_spec_is_a_bad_argument(capsys):
     code, _, err = call(capsys, "eval", "random:x", "random", *QUICK)
     assert code == EXIT_USAGE
