@@ -118,6 +118,19 @@ def test_a_count_too_large_to_run_is_refused_before_any_work(argv, option, capsy
     assert_one_line(err, argv[0], f"argument {option}: must be a whole number from 1 to")
 
 
+@pytest.mark.parametrize("argv, option, words", [
+    (["rollout", "4HPwATDgc/ABMA", "--workers", "1" + "0" * 30], "--workers", "at most 256"),
+    (["eval", "random", "random", "--workers", "257"], "--workers", "at most 256 processes; got 257"),
+    (["eval", "random", "random", "--batch", "99999999999"], "--batch", "at most 65,536 games"),
+    (["bench", "er", "--bot", "random", "--workers", "\u0661"], "--workers", "whole number of processes"),
+])
+def test_an_oversize_process_or_batch_count_is_refused(argv, option, words, capsys):
+    """10^30 workers were an OverflowError from multiprocessing; a huge batch an allocation."""
+    code, _, err = call(capsys, *argv)
+    assert code == EXIT_USAGE
+    assert_one_line(err, argv[0], f"argument {option}: ", words)
+
+
 @pytest.mark.parametrize("argv, got", [
     (["eval", "random", "random", "--match", "100000000000000000000", "--matches", "1"],
      "a match is 1 to 64 points long (GNU Backgammon's limit), or 0 for money play; got a number of 21 digits"),

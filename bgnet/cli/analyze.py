@@ -16,7 +16,9 @@ from bgnet.bots import with_ply
 from bgnet.cli.arguments import (
     BOT_FORMS,
     MAX_TRIALS,
+    MAX_WORKERS,
     ArgumentParser,
+    at_most,
     count_arg,
     load_bot_arg,
     output_file_arg,
@@ -83,7 +85,7 @@ def rollout_parser() -> argparse.ArgumentParser:
     p.add_argument("--truncate", type=int, metavar="P",
                    help="stop each trial after P plies and use the bot's evaluation")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=at_most(MAX_WORKERS, "processes"), default=1,
                    help="share the trials among this many processes (same result)")
     p.add_argument("--cubeful", action="store_true",
                    help="play the cube in the trials (money play without a Match ID)")

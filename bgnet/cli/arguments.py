@@ -96,6 +96,27 @@ def device_arg(text: str) -> str:
 MAX_GAMES = 10_000_000
 MAX_MATCHES = 1_000_000
 MAX_TRIALS = 10_000_000
+MAX_WORKERS = 256  # processes: far above the cores of one machine
+MAX_BATCH = 1 << 16  # games in flight at once
+
+
+def at_most(maximum: int, what: str):
+    """An argument type: a whole number (ASCII digits, a sign allowed) no larger than
+    ``maximum``; the verb checks the lower bound itself, in its own words.
+
+    >>> at_most(256, "processes")("2")
+    2
+    """
+    def parse(text: str) -> int:
+        digits = text.strip().removeprefix("-")
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 12:
+            raise argparse.ArgumentTypeError(f"must be a whole number of {what}, at most {maximum:,}; "
+                                             f"got {text[:20]!r}")
+        value = int(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"at most {maximum:,} {what}; got {value:,}")
+        return value
+    return parse
 
 
 def count_arg(maximum: int, minimum: int = 1):
