@@ -174,7 +174,7 @@ def test_a_move_for_a_roll_that_could_not_be_played_is_an_error_naming_the_line(
 ])
 def test_a_match_longer_than_gnubg_allows_is_refused(header, words):
     text = f"{header}\n\n Game 1\n A : 0     B : 0\n  1) 31: 8/5 6/5\n"
-    with pytest.raises(ValueError, match=rf"^line 1: {words}"):
+    with pytest.raises(ValueError, match=rf"^line 1: .*{words}"):
         read_mat(text)
     assert read_mat(text.replace(header, " 64 point match")).length == 64
 
