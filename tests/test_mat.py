@@ -189,6 +189,8 @@ def test_a_byte_order_mark_is_read_past(tmp_path):
     (lambda t: t.replace(" Game 1\n", "", 1), r"line 5: 'Alice : 0 .* comes before the first 'Game N' heading"),
     (lambda t: t.replace(" Game 2\n", " Game 3\n", 1), r"line 12: 'Game 3' follows 'Game 1': a game heading is "
                                                       "missing or out of order"),
+    (lambda t: t[t.index(" Game 2"):].replace(" Alice : 1", " Alice : 0").replace(" Game 2", " 3 point match\n Game 2"),
+     r"line 2: the file starts at 'Game 2' with the score 0-0, which no game before it leaves"),
     (lambda t: t.replace("      Wins 1 point\n", "", 1),
      r"line 11: 'Game 2' begins, but the game before it has no end"),
 ])

@@ -215,6 +215,8 @@ def test_a_game_missing_or_out_of_order_is_an_error_naming_the_line():
     with pytest.raises(SgfError, match=rf"^line {line}: game 2: MI\[game:2\] follows MI\[game:0\]: a game is "
                                        "missing or out of order"):
         read_sgf(skipped)
+    with pytest.raises(SgfError, match=r"^line 1: the file starts at MI\[game:1\] with the score 0-0"):
+        read_sgf("(;" + trees[0].replace("[game:0]", "[game:1]"))
 
 
 def test_a_match_cut_short_is_read_as_far_as_it_goes_and_says_so(tmp_path):

@@ -229,6 +229,9 @@ def read_mat(text: str, *, jacoby: bool = False) -> MatchRecord:
         raise ValueError("no 'N point match' line: this is not a .mat file")
     names = games[0]["names"] if games else ("Player 0", "Player 1")
     start = games[0]["score"] if games else (0, 0)
+    if games and games[0]["number"] > 1 and start == (0, 0):
+        raise ValueError(f"line {games[0]['line']}: the file starts at 'Game {games[0]['number']}' with "
+                         f"the score 0-0, which no game before it leaves: games are missing")
     if length and max(start) >= length:
         raise ValueError(f"Game {games[0]['number']}: the score {start[0]}-{start[1]} has already won "
                          f"the {length} point match")

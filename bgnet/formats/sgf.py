@@ -378,6 +378,9 @@ def read_sgf(text: str) -> MatchRecord:
     if not trees:
         raise SgfError("line 1: no backgammon game (GM[6]) in the file")
     first = _Header(trees[0][0])
+    if first.index and first.score == (0, 0):
+        raise SgfError(f"line {first.line}: the file starts at MI[game:{first.index}] with the score "
+                       "0-0, which no game before it leaves: games are missing")
     if first.length and max(first.score) >= first.length:
         raise SgfError(f"line {first.line}: the score {first.score[0]}-{first.score[1]} has already "
                        f"won the {first.length} point match")
