@@ -246,6 +246,20 @@ def test_a_path_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path):
         load_mat(tmp_path)
 
 
+def test_a_long_name_keeps_its_score_line_readable():
+    """A name that fills the left column is still followed by a space: the line reads back."""
+    m = Match(3, names=("A" * 40, "Bob"), seed=1)
+    g = m.new_game()
+    g.opening_roll((3, 1))
+    g.play("8/5 6/5")
+    assert read_mat(write_mat(m)).names == ("A" * 40, "Bob")
+
+
+def test_a_score_line_without_a_name_is_refused():
+    with pytest.raises(ValueError, match=r"line 4: the score line names no player 1 \(right\)"):
+        read_mat(" 3 point match\n\n Game 1\n Ann : 0          : 0\n  1) 31: 8/5 6/5\n")
+
+
 def test_bad_names():
     m = Match(3, names=("a:b", "c"))
     with pytest.raises(ValueError, match="name"):

@@ -124,7 +124,8 @@ def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -
                          "cannot hold it")
     a, b = record.names
     head = f" {a} : {game.score[0]}"
-    lines = [f" Game {game.number}", head.ljust(32) + f"{b} : {game.score[1]}"]
+    # the columns of GNU Backgammon's export; a long name keeps one space before the next
+    lines = [f" Game {game.number}", head.ljust(31) + " " + f"{b} : {game.score[1]}"]
     texts = [(act.player, _entry_text(act)) for act in game.actions]
     entries = [(p, t) for p, t in texts if t is not None]
     if game.winner is not None:
@@ -279,6 +280,9 @@ def _parse(text: str):
             if not m:
                 raise ValueError(f"line {lineno}: expected the score line 'name : score   name : score' "
                                  f"after 'Game {game['number']}'; got {quoted(line.strip())}")
+            if not m.group(1) or not m.group(3):
+                raise ValueError(f"line {lineno}: the score line names no player "
+                                 f"{'0 (left)' if not m.group(1) else '1 (right)'}; got {quoted(line.strip())}")
             game["names"] = (m.group(1), m.group(3))
             game["score"] = (_score(m.group(2), lineno), _score(m.group(4), lineno))
             continue

@@ -64,7 +64,7 @@ BACKGAMMON = "6"  # GM[6]
 BAR, OFF = "y", "z"
 CUBE_WORDS = ("double", "take", "drop")
 _MOVE_RE = re.compile(r"^([1-6])([1-6])((?:[a-z][a-z]){0,4})$")
-_RESULT_RE = re.compile(r"^([WB])\+(\d+)(R?)$", re.IGNORECASE)
+_RESULT_RE = re.compile(r"^([WB])\+([0-9]{1,9})(R?)$", re.IGNORECASE)  # ASCII digits, bounded
 _SETUP = {"AE", "AB", "AW", "PL", "CV", "CP", "DI"}
 
 
@@ -325,7 +325,7 @@ class _Parser:
             name = "".join(c for c in self.text[start:self.pos] if c.isupper())
             self.skip_space()
             if self.peek() != "[":
-                raise SgfError(f"line {self.line}: property {name or self.text[start:self.pos]!r} "
+                raise SgfError(f"line {self.line}: property {_short(name or self.text[start:self.pos])!r} "
                                "has no value ('[' expected)")
             values = []
             while self.peek() == "[":
