@@ -13,12 +13,41 @@ and exits with the code of its kind, the same in every verb:
 Library code raises the exception classes below or its own subclasses of them (every error class
 that means a person's mistake derives from :class:`UserError`, so its class says its exit code);
 it never calls ``sys.exit`` itself.
+
+A message often quotes what it could not use; what was sent may be a line of a megabyte, so a
+message is cut to :data:`MAX_MESSAGE` characters (:func:`shortened`) wherever it leaves bgnet (the
+command line, the HTTP API, UBGI), and :func:`quoted` quotes a piece of input at a readable length.
 """
 from __future__ import annotations
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_INTERRUPTED = 130
+
+MAX_MESSAGE = 400  # characters of an error message: a hostile 1 MB line is not echoed whole
+MAX_QUOTE = 120  # characters of input quoted inside a message
+
+
+def shortened(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` cut to ``limit`` characters, marked where it was cut.
+
+    >>> shortened("x" * 500)[-12:], len(shortened("x" * 500))
+    ('xxx... (cut)', 409)
+    """
+    return message if len(message) <= limit else message[:limit] + "... (cut)"
+
+
+def quoted(text: str, limit: int = MAX_QUOTE) -> str:
+    """``text`` quoted as ``repr`` quotes it, the first ``limit`` characters of a longer one and
+    how long it was.
+
+    >>> quoted("31: 8/5"), quoted("7" * 1000, 10)
+    ("'31: 8/5'", "'7777777777'... (1000 characters)")
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 class UserError(Exception):

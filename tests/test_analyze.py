@@ -194,6 +194,86 @@ def test_analyze_refuses_unreadable_files(tmp_path, capsys, text, code, words):
     assert err.startswith("bgnet analyze: error:") and words in err and "\n" not in err
 
 
+def _random_match_text(length: int = 7) -> str:
+    """The .mat text of a random match of at least four games."""
+    from bgnet.engine.game import Match, play_random_game
+    from bgnet.formats.mat import write_mat
+
+    for seed in range(50):
+        m = Match(length, seed=seed, names=("Ann", "Bob"))
+        rng = np.random.default_rng(seed)
+        while not m.over:
+            play_random_game(m.new_game(), rng, p_double=0.05)
+        if len(m.games) >= 4:
+            return write_mat(m)
+    raise AssertionError("no seed gave four games")
+
+
+@needs_bot
+def test_a_match_cut_short_is_analysed_with_a_warning_and_said_unfinished(tmp_path, capsys):
+    """The file ends after two games of a 7-point match (as `awk '/ Game 3/{exit} {print}'` cuts
+    it): analysed as far as it goes, a warning on standard error, and the report says the match
+    is unfinished instead of counting it lost by both players."""
+    from bgnet.cli import main
+
+    text = _random_match_text()
+    path = tmp_path / "two.mat"
+    path.write_text(text[:text.index(" Game 3\n")])
+    js, page = tmp_path / "two.json", tmp_path / "two.html"
+    assert main(["analyze", str(path), "--json", str(js), "--html", str(page), "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith(f"bgnet analyze: warning: {path}: the match is unfinished: it ends at ")
+    assert "before either player reaches 7 points; it is analysed as far as it goes" in err
+    assert f"{path}: 7 point match, unfinished: it ends at" in out
+    assert re.search(r"Matches won +0 of 0 +0 of 0", out)
+    assert re.search(r"Result, MWC from even \(per match\) +- \(unfinished\) +- \(unfinished\)", out)
+    data = json.loads(js.read_text())
+    assert data["unfinished"].startswith("it ends at ")
+    assert [p["matches"] for p in data["players"]] == [0, 0]
+    assert [p["luck_adjusted_result"] for p in data["players"]] == [None, None]
+    assert "unfinished: it ends at" in page.read_text()
+    # The whole match: no warning, and one match won.
+    whole = tmp_path / "whole.mat"
+    whole.write_text(text)
+    assert main(["analyze", str(whole), "--json", str(js), "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "unfinished" not in out
+    assert sorted(p["matches_won"] for p in json.loads(js.read_text())["players"]) == [0, 1]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_analyze_refuses_what_is_not_a_regular_file_without_waiting(tmp_path, capsys, kind):
+    from bgnet.cli import main
+
+    path = tmp_path / "m.mat"
+    if kind == "fifo":
+        os.mkfifo(path)  # nothing writes to it: reading it would wait forever
+    elif kind == "device":
+        path.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        path.mkdir()
+        (path / "inner.mat").mkdir()  # a folder holding a folder named like a match file
+    assert main(["analyze", str(path), "--quiet"]) == 3
+    err = capsys.readouterr().err.strip()
+    words = {"fifo": "is a FIFO (a named pipe), not a match file",
+             "device": "is a character device, not a match file",
+             "folder": "holds no match file"}[kind]
+    assert err.startswith("bgnet analyze: error:") and words in err and "\n" not in err, err
+
+
+def test_analyze_refuses_a_game_heading_out_of_order_naming_the_line(tmp_path, capsys):
+    from bgnet.cli import main
+
+    text = _random_match_text()
+    path = tmp_path / "gap.mat"
+    path.write_text(text.replace(" Game 2\n", " Game 3\n", 1))
+    line = 1 + text[:text.index(" Game 2\n")].count("\n")
+    assert main(["analyze", str(path), "--quiet"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err == (f"bgnet analyze: error: {path}: line {line}: 'Game 3' follows 'Game 1': a game "
+                   "heading is missing or out of order")
+
+
 def test_analyze_refuses_a_judge_that_cannot_evaluate(tmp_path, capsys):
     from bgnet.cli import main
 

@@ -109,7 +109,6 @@ def test_an_unknown_device_is_an_error_not_ignored(argv, capsys):
 @pytest.mark.parametrize("argv, option", [
     (["eval", "random", "random", "--games", "100000000000000000000"], "--games"),
     (["eval", "random", "random", "--match", "3", "--matches", "1e20"], "--matches"),
-    (["eval", "random", "random", "--match", "100000000000000000000", "--matches", "1"], "--match"),
     (["tournament", "random", "pubeval", "--no-ref", "--games", "2.5"], "--games"),
     (["rollout", "4HPwATDgc/ABMA", "31", "--trials", "100000000000"], "--trials"),
 ])
@@ -117,6 +116,34 @@ def test_a_count_too_large_to_run_is_refused_before_any_work(argv, option, capsy
     code, _, err = call(capsys, *argv)
     assert code == EXIT_USAGE
     assert_one_line(err, argv[0], f"argument {option}: must be a whole number from 1 to")
+
+
+@pytest.mark.parametrize("argv, option, words", [
+    (["rollout", "4HPwATDgc/ABMA", "--workers", "1" + "0" * 30], "--workers", "at most 256"),
+    (["eval", "random", "random", "--workers", "257"], "--workers", "at most 256 processes; got 257"),
+    (["eval", "random", "random", "--batch", "99999999999"], "--batch", "at most 65,536 games"),
+    (["bench", "er", "--bot", "random", "--workers", "\u0661"], "--workers", "whole number of processes"),
+])
+def test_an_oversize_process_or_batch_count_is_refused(argv, option, words, capsys):
+    """10^30 workers were an OverflowError from multiprocessing; a huge batch an allocation."""
+    code, _, err = call(capsys, *argv)
+    assert code == EXIT_USAGE
+    assert_one_line(err, argv[0], f"argument {option}: ", words)
+
+
+@pytest.mark.parametrize("argv, got", [
+    (["eval", "random", "random", "--match", "100000000000000000000", "--matches", "1"],
+     "a match is 1 to 64 points long (GNU Backgammon's limit), or 0 for money play; got a number of 21 digits"),
+    (["eval", "random", "random", "--match", "65", "--matches", "1"], "got 65"),
+    (["eval", "random", "random", "--match", "0", "--matches", "1"], "a match is 1 to 64 points long; got 0"),
+    (["play", "--match", "65"], "got 65"),
+    (["play", "--match", "\u0663"], "written in the digits 0-9; got '\u0663'"),
+])
+def test_a_match_longer_than_gnubg_allows_is_a_usage_error(argv, got, capsys):
+    """One bound on a match's length everywhere, GNU Backgammon's, said before any work."""
+    code, out, err = call(capsys, *argv)
+    assert code == EXIT_USAGE and out == ""
+    assert_one_line(err, argv[0], "argument --match:", got)
 
 
 def test_an_output_folder_inside_a_missing_one_is_refused(tmp_path, capsys):
@@ -131,6 +158,15 @@ def test_an_unknown_bot_spec_lists_the_valid_ones(capsys):
     assert code == EXIT_USAGE
     assert_one_line(err, "eval", "unknown bot 'nope'", "random, random:SEED, pubeval, gnubg:N (N = 0 to 3)",
                     ".pt", ".onnx")
+
+
+@pytest.mark.parametrize("ply", ["\u0661", "9" * 5000])
+def test_a_spec_s_ply_is_a_few_ascii_digits(capsys, ply):
+    """'@١' was read as ply 1, and 5,000 nines were Python's own message about int()."""
+    code, _, err = call(capsys, "eval", f"bgnet-default@{ply}", "random", *QUICK)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "eval", "unknown bot 'bgnet-default@")
+    assert "Exceeds the limit" not in err and len(err) < 600
 
 
 def test_a_malformed_builtin_spec_is_a_bad_argument(capsys):

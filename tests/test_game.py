@@ -369,8 +369,12 @@ def test_setup_errors():
         Game(match_length=7, score=(7, 3))
     with pytest.raises(ValueError, match="centred"):
         Game(cube_value=2, cube_owner=CENTERED)
-    with pytest.raises(ValueError, match="match length"):
-        Match(-1)
+    for length in (-1, 65, 10 ** 30):  # one bound on a match's length, GNU Backgammon's
+        with pytest.raises(ValueError, match="a match is 1 to 64 points long"):
+            Match(length)
+        with pytest.raises(ValueError, match="a match is 1 to 64 points long"):
+            Game(match_length=length)
+    assert Match(64).length == 64
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """.mat match files: write, read back, and GNU Backgammon importing what we write."""
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +13,7 @@ import pytest
 from bgnet.engine.game import Match, MatchRecord, play_random_game
 from bgnet.engine.position_id import position_id
 from bgnet.engine.sampling import apply_steps
+from bgnet.errors import BadInputFile
 from bgnet.formats.mat import load_mat, read_mat, save_mat, write_mat
 
 GNUBG_PROGRAM = shutil.which("gnubg") or next(
@@ -147,6 +150,114 @@ def _after(action) -> np.ndarray:
 def test_bad_files(text, words):
     with pytest.raises(ValueError, match=words):
         read_mat(text)
+
+
+def _with_a_move_for_a_dance(text: str) -> str:
+    """``text`` with a move written after the first roll that could not be played (``61:`` alone
+    becomes ``61: 6/5``); the right column keeps its place."""
+    m = re.search(r"(?m)\b([1-6][1-6]:)( {2,}|$)", text)
+    assert m, "the match has no roll that could not be played"
+    return text[:m.end(1)] + " 6/5" + text[m.end(1):]
+
+
+def test_a_move_for_a_roll_that_could_not_be_played_is_an_error_naming_the_line(match):
+    text = _with_a_move_for_a_dance(write_mat(match))
+    line = next(k for k, ln in enumerate(text.splitlines(), 1) if ": 6/5" in ln)
+    with pytest.raises(ValueError, match=rf"line {line}: .*6/5 is not legal: no move is possible"):
+        read_mat(text)
+
+
+@pytest.mark.parametrize("header, words", [
+    (" 65 point match", "a match is 1 to 64 points long .*got 65"),
+    (" 1000 point match", "got 1000"),
+    (" " + "9" * 30 + " point match", "got a number of 30 digits"),
+])
+def test_a_match_longer_than_gnubg_allows_is_refused(header, words):
+    text = f"{header}\n\n Game 1\n A : 0     B : 0\n  1) 31: 8/5 6/5\n"
+    with pytest.raises(ValueError, match=rf"^line 1: .*{words}"):
+        read_mat(text)
+    assert read_mat(text.replace(header, " 64 point match")).length == 64
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    assert summary(read_mat("\ufeff" + HAND)) == summary(read_mat(HAND))
+    (tmp_path / "bom.mat").write_bytes(b"\xef\xbb\xbf" + HAND.encode())
+    assert summary(load_mat(tmp_path / "bom.mat")) == summary(read_mat(HAND))
+
+
+@pytest.mark.parametrize("cut, words", [
+    (lambda t: t.replace(" Game 1\n", "", 1), r"line 5: 'Alice : 0 .* comes before the first 'Game N' heading"),
+    (lambda t: t.replace(" Game 2\n", " Game 3\n", 1), r"line 12: 'Game 3' follows 'Game 1': a game heading is "
+                                                      "missing or out of order"),
+    (lambda t: t[t.index(" Game 2"):].replace(" Alice : 1", " Alice : 0").replace(" Game 2", " 3 point match\n Game 2"),
+     r"line 2: the file starts at 'Game 2' with the score 0-0, which no game before it leaves"),
+    (lambda t: t.replace("      Wins 1 point\n", "", 1),
+     r"line 11: 'Game 2' begins, but the game before it has no end"),
+])
+def test_a_game_heading_missing_or_out_of_order_is_an_error_naming_the_line(cut, words):
+    with pytest.raises(ValueError, match=words):
+        read_mat(cut(HAND))
+
+
+def test_a_file_cut_short_reads_as_far_as_it_goes_and_says_it_is_unfinished(match, session):
+    text = write_mat(match)
+    assert read_mat(text).unfinished() == ""
+    two = text[:text.index(" Game 3\n")]  # as `awk '/ Game 3/{exit} {print}'` cuts it
+    record = read_mat(two)
+    assert len(record.games) == 2
+    s = record.final_score()
+    assert record.unfinished() == (f"it ends at {s[0]}-{s[1]} (Alice to Bob van Dijk), before either "
+                                   "player reaches 5 points")
+    mid_game = text[:text.index("  3) ", text.index(" Game 3\n"))]
+    assert read_mat(mid_game).unfinished() == "game 3 stops before its end"
+    money = write_mat(session)
+    assert read_mat(money, jacoby=True).unfinished() == ""
+    cut = money[:money.index("  2) ", money.index(" Game 2\n"))]
+    assert read_mat(cut, jacoby=True).unfinished() == "game 2 stops before its end"
+
+
+def test_an_error_quotes_a_long_line_in_part():
+    line = "  1) 31: " + "8/5 " * 250_000  # a line of a megabyte
+    with pytest.raises(ValueError) as e:
+        read_mat(f" 3 point match\n\n Game 1\n A : 0   B : 0\n{line}\n")
+    assert len(str(e.value)) < 400 and "line 5" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        read_mat(" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) " + "x" * 1_000_000 + "\n")
+    assert len(str(e.value)) < 400 and "(1000000 characters)" in str(e.value)
+
+
+def test_numbers_are_ascii_digits():
+    """``str.isdigit`` and ``int`` read other scripts' digits ('١' is 1): a .mat file's are 0-9."""
+    with pytest.raises(ValueError, match="line 5: cannot read"):
+        read_mat(" 3 point match\n\n Game 1\n A : 0   B : 0\n  1) ٣١: 8/5 6/5\n")
+    with pytest.raises(ValueError, match="line 1: expected 'N point match'"):
+        read_mat(" ٣ point match\n\n Game 1\n A : 0   B : 0\n  1) 31: 8/5 6/5\n")
+
+
+def test_a_path_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "pipe.mat"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInputFile, match="is a FIFO"):
+        load_mat(fifo)  # returns at once: nothing ever writes to the pipe
+    (tmp_path / "zero.mat").symlink_to("/dev/zero")
+    with pytest.raises(BadInputFile, match="is a character device"):
+        load_mat(tmp_path / "zero.mat")
+    with pytest.raises(BadInputFile, match="is a folder"):
+        load_mat(tmp_path)
+
+
+def test_a_long_name_keeps_its_score_line_readable():
+    """A name that fills the left column is still followed by a space: the line reads back."""
+    m = Match(3, names=("A" * 40, "Bob"), seed=1)
+    g = m.new_game()
+    g.opening_roll((3, 1))
+    g.play("8/5 6/5")
+    assert read_mat(write_mat(m)).names == ("A" * 40, "Bob")
+
+
+def test_a_score_line_without_a_name_is_refused():
+    with pytest.raises(ValueError, match=r"line 4: the score line names no player 1 \(right\)"):
+        read_mat(" 3 point match\n\n Game 1\n Ann : 0          : 0\n  1) 31: 8/5 6/5\n")
 
 
 def test_bad_names():

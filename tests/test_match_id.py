@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgnet.engine.state import CENTERED, MatchContext
+from bgnet.engine.state import CENTERED, MAX_MATCH_LENGTH, MatchContext
 from bgnet.formats.match_id import match_context_from_id, match_id
 
 GNUBG_PROGRAM = shutil.which("gnubg") or next(
@@ -19,7 +19,7 @@ GNUBG_PROGRAM = shutil.which("gnubg") or next(
 
 @st.composite
 def contexts(draw):
-    length = draw(st.sampled_from([0, 0, 1, 3, 5, 7, 11, 25, 32767]))
+    length = draw(st.sampled_from([0, 0, 1, 3, 5, 7, 11, 25, MAX_MATCH_LENGTH]))
     if length:
         score = (draw(st.integers(0, length - 1)), draw(st.integers(0, length - 1)))
     else:
@@ -50,6 +50,16 @@ def test_round_trip(ctx, bit):
     back = match_context_from_id(mid, jacoby=None if bit else ctx.jacoby)
     # The higher die is written first, as GNU Backgammon writes it.
     assert back == ctx.replace(dice=tuple(sorted(ctx.dice, reverse=True)))
+
+
+@pytest.mark.parametrize("length", [MAX_MATCH_LENGTH + 1, 8000, 32767])
+def test_a_match_longer_than_the_bound_is_refused_on_reading(length):
+    """The field holds 15 bits, but a match is at most 64 points long, as everywhere in bgnet
+    (GNU Backgammon's own limit): the writer writes what it is given, the reader refuses it."""
+    mid = match_id(MatchContext(match_length=length, score=(3, 5)))
+    with pytest.raises(ValueError, match=f"Match ID '{mid}': a match is 1 to 64 points long .*got {length}"):
+        match_context_from_id(mid)
+    assert match_context_from_id(match_id(MatchContext(match_length=MAX_MATCH_LENGTH))).match_length == 64
 
 
 def test_higher_die_first():
@@ -173,6 +183,10 @@ def test_same_ids_as_gnubg():
     for ctx in grid:
         theirs = _gnubg_id(gnubg, ctx)
         assert match_id(ctx) == theirs, ctx
+        if ctx.match_length > MAX_MATCH_LENGTH:  # written, not read: see the test above
+            with pytest.raises(ValueError, match="64 points"):
+                match_context_from_id(theirs)
+            continue
         assert match_context_from_id(theirs) == ctx.replace(dice=tuple(sorted(ctx.dice, reverse=True)))
 
 

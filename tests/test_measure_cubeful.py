@@ -295,7 +295,7 @@ def test_eval_command_plays_money_with_the_cube_and_saves_cubeless_games(tmp_pat
     (["--match", "3", "--cube"], "give one of them"),
     (["--matches", "3"], "--matches needs --match"),
     (["--jacoby"], "--jacoby applies to money games with the cube"),
-    (["--match", "0"], "argument --match: must be a whole number from 1"),
+    (["--match", "0"], "argument --match: a match is 1 to 64 points long; got 0"),
     (["--match", "3", "--games", "10"], "--games counts money games"),
     (["--match", "3", "--matches", "0"], "argument --matches: must be a whole number from 1"),
     (["--save-mat", "out.txt"], "ending in .mat"),

@@ -217,6 +217,17 @@ def _scripted(*answers):
     return policy
 
 
+def test_a_hint_count_is_a_few_ascii_digits(net_bot):
+    """'١' is a digit to str.isdigit and int(), and 5,000 nines too many for int(): both are a
+    line saying what hint takes, and the game goes on."""
+    person = Person(_scripted("hint \u0663", "hint " + "9" * 5000, "hint 0", "hint"), limit=8)
+    s = session_for(Advisor(net_bot), person)
+    s.play_game(s.match.new_game())
+    text = person.text
+    assert "hint takes a number of moves to show, e.g. hint 3; got '\u0663'." in text
+    assert "got '99999999999999999999'." in text and "got '0'." in text
+
+
 def test_bot_doubles_in_a_race_and_the_person_takes(gnubg_advisor):
     person = Person(_scripted("take"))
     s = session_for(gnubg_advisor, person)

@@ -202,6 +202,32 @@ def test_an_error_quotes_at_most_a_few_hundred_characters_of_what_was_sent(clien
     assert len(resp.content) < 1000
 
 
+LONG_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:{}:10"
+
+
+def test_a_match_longer_than_gnubg_allows_is_a_400_at_once_everywhere(client):
+    """One bound on a match's length, GNU Backgammon's 64 points: an 8000-point XGID took 36 s of
+    the bot's thread and a gigabyte; it is now refused before any bot code runs."""
+    start = time.perf_counter()
+    refused(client.get("/api/v1/moves", params={"xgid": LONG_XGID.format(8000)}), 400,
+            "xgid: XGID field 9 (match length): a match is 1 to 64 points long (GNU Backgammon's "
+            "limit), or 0 for money play; got 8000")
+    assert time.perf_counter() - start < 0.5
+    for length in (65, 99_999, "1" + "0" * 30, "\u0667"):
+        refused(client.get("/api/v1/moves", params={"xgid": LONG_XGID.format(length)}), 400, "XGID field 9")
+        refused(client.get("/api/v1/evaluate", params={"position_id": LONG_XGID.format(length)}), 400)
+    refused(client.get("/api/v1/cube", params={"position_id": START, "match_id": "MAEA6AMAAAAE"}), 400,
+            "match_id 'MAEA6AMAAAAE': Match ID 'MAEA6AMAAAAE': a match is 1 to 64 points long")
+    refused(client.get(f"/eval?{WILDBG_START}&x_away=65&o_away=3"), 400, "x_away")
+    refused(client.get(f"/move?die1=3&die2=1&{WILDBG_START}&x_away=3&o_away={'9' * 30}"), 400, "o_away")
+    refused(client.post("/api/v1/games", json={"match_length": 65}), 400, "match_length")
+    # The bound itself is answered as a short match is.
+    start = time.perf_counter()
+    assert ok(client.get("/api/v1/moves", params={"xgid": LONG_XGID.format(64), "limit": 1}))["moves"]
+    assert ok(client.get(f"/eval?{WILDBG_START}&x_away=64&o_away=64"))["cube"]
+    assert time.perf_counter() - start < 5.0
+
+
 def test_a_match_id_beside_one_the_position_carries_is_refused_in_words_that_fit(client):
     refused(client.get("/api/v1/cube", params={"position_id": f"{START}:cAkAAAAAAAAA",
                                                "match_id": "cAkAAAAAAAAA"}),

@@ -176,3 +176,57 @@ def test_a_malformed_file_is_exit_3_naming_the_line(tmp_path, text, line, words)
     run = bgnet("analyze", "bad.sgf", "--bot", "pubeval", cwd=tmp_path)
     assert run.returncode == 3, run.stderr
     assert f"line {line}" in run.stderr and words in run.stderr, run.stderr
+
+
+def test_variations_nested_thousands_deep_are_read_without_recursion():
+    """A tree of 100,000 nested variations (1,000 was a RecursionError): the main line is read by
+    a stack of open trees, and the first variation of each is its continuation."""
+    deep = START + ";W[31hefe]" + "(;C[a variation]" * 100_000 + ")" * 100_001 + "\n"
+    record = read_sgf(deep)
+    assert [a.notation for a in record.games[0].actions if a.kind == "move"] == ["8/5 6/5"]
+    with pytest.raises(SgfError, match="^line 3: the game tree opened here is never closed"):
+        read_sgf(START + ";W[31hefe]\n" + "(;C[x]" * 1000 + ")" * 999)
+    # the second variation of a tree is read past, not played
+    side = START + ";W[31hefe](;B[64aglp])(;B[21ab]))\n"
+    assert len(read_sgf(side).games[0].moves()) == 2
+
+
+@pytest.mark.parametrize("mi, words", [
+    ("length:65", "MI[length:65]: a match is 1 to 64 points long (GNU Backgammon's limit)"),
+    ("length:" + "9" * 30, "got a number of 30 digits"),
+    ("length:\u0663", "written in the digits 0-9"),
+    ("ws:" + "9" * 30, "expected a whole number from 0 to 32767"),
+    ("ws:\u0661", "expected a whole number"),
+])
+def test_the_header_s_numbers_are_bounded_ascii_digits(mi, words):
+    key = mi.split(":")[0]
+    text = re.sub(rf"\[{key}:[0-9]+\]", f"[{mi}]", START) + ";W[31hefe])\n"
+    with pytest.raises(SgfError, match=rf"^line 1: .*{re.escape(words)}"):
+        read_sgf(text)
+
+
+def test_a_game_missing_or_out_of_order_is_an_error_naming_the_line():
+    m = random_match(5, seed=3)
+    text = write_sgf(m)
+    trees = text.split("(;")[1:]
+    assert len(trees) >= 3
+    skipped = "(;" + trees[0] + "(;" + "(;".join(trees[2:])
+    line = 1 + ("(;" + trees[0]).count("\n")
+    with pytest.raises(SgfError, match=rf"^line {line}: game 2: MI\[game:2\] follows MI\[game:0\]: a game is "
+                                       "missing or out of order"):
+        read_sgf(skipped)
+    with pytest.raises(SgfError, match=r"^line 1: the file starts at MI\[game:1\] with the score 0-0"):
+        read_sgf("(;" + trees[0].replace("[game:0]", "[game:1]"))
+
+
+def test_a_match_cut_short_is_read_as_far_as_it_goes_and_says_so(tmp_path):
+    m = random_match(5, seed=3)
+    text = write_sgf(m)
+    assert read_sgf(text).unfinished() == ""
+    two = "(;" + "(;".join(text.split("(;")[1:3])  # the first two games
+    record = read_sgf(two)
+    assert len(record.games) == 2 and "before either player reaches 5 points" in record.unfinished()
+    (tmp_path / "pipe.sgf").unlink(missing_ok=True)
+    os.mkfifo(tmp_path / "pipe.sgf")
+    with pytest.raises(ValueError, match="is a FIFO"):
+        load_sgf(tmp_path / "pipe.sgf")

@@ -291,7 +291,7 @@ def test_the_drafts_bare_position_line_is_answered_with_the_action(engine):
     engine.send(write_position(closed, MatchContext(player_on_roll=1, turn=1, dice=(6, 5)), "xgid"))
     assert engine.line() == ""
     engine.send("XGID=not-a-position")
-    assert engine.line() == "sorry"
+    assert engine.line().startswith("error bad_argument invalid_position an XGID has 10 fields")
     assert engine.ask("isready") == ["readyok"]
 
 
@@ -367,6 +367,28 @@ def test_chequer_play_is_chosen_by_the_match_s_own_measure(engine):
     ("x" * 70000, "error bad_argument line"),
     ("\x00\x01\x02", "error unknown_command"),
     ("position gnubgid 4HPwATDgc/ABMA:" + "/" * 12, "error bad_argument invalid_position"),
+    # one bound on a match's length everywhere (GNU Backgammon's 64), numbers in ASCII digits
+    ("newsession match 65", "error bad_argument newsession a match is 1 to 64 points long (GNU "
+                            "Backgammon's limit), or 0 for money play; got 65"),
+    ("newsession match 99999", "error bad_argument newsession a match is 1 to 64 points long"),
+    ("newsession match " + "9" * 30, "error bad_argument newsession a match is 1 to 64 points long"),
+    ("newsession match \u0663", "error bad_argument newsession a match length is a whole number"),
+    ("position xgid -b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:99999:10",
+     "error bad_argument invalid_position XGID field 9 (match length): a match is 1 to 64 points long"),
+    ("position xgid -b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:1" + "0" * 30 + ":10",
+     "error bad_argument invalid_position XGID field 9"),
+    ("position xgid -b----E-C---eE---c-e----B-:0:0:1:31:1" + "0" * 30 + ":0:0:0:10",
+     "error bad_argument invalid_position XGID field 6"),
+    ("position xgid -b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:\u0667:10",
+     "error bad_argument invalid_position XGID field 9 (match length): a match length is a whole number"),
+    ("position gnubgid 4HPwATDgc/ABMA:MAEA6AMAAAAE", "error bad_argument invalid_position Match ID "
+                                                     "'MAEA6AMAAAAE': a match is 1 to 64 points long"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:99999:10", "error bad_argument invalid_position"),
+    ("setscore 1" + "0" * 30 + " 0", "error bad_argument setscore"),
+    ("setcube 1" + "0" * 30, "error bad_argument setcube"),
+    ("dice \u0663 \u0661", "error bad_argument dice"),
+    ("setoption name Ply value \u0661", "error bad_argument ply"),
+    ("setoption name Ply value 1" + "0" * 5000, "error bad_argument ply"),
 ])
 def test_a_bad_line_is_one_error_line_and_changes_nothing(engine, line, kind):
     engine.silent("newsession match 7")
@@ -377,6 +399,25 @@ def test_a_bad_line_is_one_error_line_and_changes_nothing(engine, line, kind):
     assert len(answer) == 1 and answer[0].startswith(kind), answer
     assert engine.proc.poll() is None
     assert engine.best("go") == "8/5 6/5"  # the position and dice are as they were
+
+
+def test_an_error_quotes_a_long_line_in_part(engine):
+    answer = engine.ask("position xgid " + "x" * 60000)
+    assert len(answer) == 1 and answer[0].startswith("error bad_argument invalid_position")
+    assert len(answer[0]) < 450 and answer[0].endswith("... (cut)")
+
+
+def test_the_longest_match_is_answered_at_once(engine):
+    """A 64-point match (the bound) costs what a short one does: the match equity table is
+    extended in milliseconds."""
+    engine.silent("newsession match 64")
+    engine.silent("setscore 0 0")
+    engine.silent("position startpos")
+    engine.silent("dice 3 1")
+    start = time.perf_counter()
+    assert engine.best("go") == "8/5 6/5"
+    assert engine.ask("go role cube")[-1] == "bestmove roll"
+    assert time.perf_counter() - start < 5.0
 
 
 def test_missing_context_and_a_finished_game(engine):

@@ -99,7 +99,7 @@ def boards(draw):
 
 @st.composite
 def contexts(draw):
-    length = draw(st.sampled_from([0, 0, 1, 3, 7, 11, 25]))
+    length = draw(st.sampled_from([0, 0, 1, 3, 7, 11, 25, 64]))
     score = (draw(st.integers(0, max(length - 1, 0))), draw(st.integers(0, max(length - 1, 0))))
     crawford = bool(length) and length - max(score) == 1 and draw(st.booleans())
     cube_log2 = 0 if crawford else draw(st.integers(0, 6))
@@ -144,6 +144,15 @@ def test_round_trip(board, ctx):
     ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:4:0:10", "field 8"),
     ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:2:7:10", "field 8"),
     (42, "string"),
+    # one bound on a match's length (GNU Backgammon's 64); numbers in ASCII digits, bounded
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:65:10", "field 9 .*a match is 1 to 64 points long .*got 65"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:8000:10", "field 9 .*got 8000"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:" + "9" * 30 + ":10", "field 9 .*number of 30 digits"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:\u0667:10", "field 9 .*digits 0-9"),
+    ("XGID=-b----E-C---eE---c-e----B-:\u0661:0:1:00:0:0:0:0:10", "field 2 .*digits 0-9"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:" + "9" * 30 + ":0:0:0:10", "field 6 .*0 to 32767"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:32768:0:0:0:10", "field 6 .*0 to 32767"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:" + "9" * 5000, "field 10 .*5000 characters"),
 ])
 def test_bad_input(bad, words):
     with pytest.raises(ValueError, match=words):

@@ -129,13 +129,12 @@ def gnubg_luck(path: str, ply: int = 0, jacoby: bool = False, program: str | Non
 
 def bgnet_luck(path: str, ply: int = 0, jacoby: bool = False, judge=None) -> LuckFigures:
     """bgnet's luck figures for ``path`` judged by ``gnubg:PLY`` (or by ``judge``)."""
-    from bgnet.analyze.analysis import Judge, analyse_file, analyse_record
+    from bgnet.analyze.analysis import Judge, analyse_record
+    from bgnet.analyze.inputs import read_match_file
     from bgnet.bots import load_bot
-    from bgnet.cli.analyze import is_sgf, read_sgf_file
 
     judge = judge or Judge(load_bot(f"gnubg:{ply}"))
-    a = (analyse_record(read_sgf_file(path), judge, path) if is_sgf(path)
-         else analyse_file(path, judge, jacoby=jacoby))
+    a = analyse_record(read_match_file(path, jacoby=jacoby)[0], judge, path)
     match = bool(a.match_length)
     p = a.players
     figures = LuckFigures([x.name for x in p], match, [x.luck for x in p],

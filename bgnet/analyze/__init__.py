@@ -7,7 +7,7 @@
   by a bot, with per-player error rates (``bgnet analyze``);
 * :mod:`bgnet.analyze.report`: the analysis as one self-contained HTML page;
 * :mod:`bgnet.analyze.inputs`: the files ``bgnet analyze`` is given (several, a folder, or the
-  name ``bgnet eval --save-mat`` was given).
+  name ``bgnet eval --save-mat`` was given), and reading one (``.mat`` or ``.sgf``).
 
 JSON written by ``bgnet rollout --json``: ``bot``, ``settings`` (``trials``, ``truncate``,
 ``seed``, ``cycle``, ``luck``, ``bearoff``, ``cubeful``,
@@ -22,7 +22,8 @@ play), ``diff`` and ``diff_se`` (candidate moves: equity minus the best move's, 
 ``trials``, ``mean_plies``. All from the view of the player to move.
 
 JSON written by ``bgnet analyze --json`` for one file: ``file``, ``bot``, ``ply``,
-``match_length`` (0 = money), ``jacoby``, ``players`` (per player: ``name``, ``games``,
+``match_length`` (0 = money), ``jacoby``, ``unfinished`` (why the file stops before its match
+does, "" when it does not), ``players`` (per player: ``name``, ``games``,
 ``moves``, ``unforced_moves``, ``checker_error``, ``checker_rate``, ``checker_marks``
 {doubtful, error, blunder}, ``checker_rating``, ``cube_decisions``, ``close_cube_decisions``,
 ``cube_error``, ``cube_rate``, ``cube_marks``, ``cube_rating``, ``cube_errors`` {kind: {count,
@@ -31,8 +32,8 @@ error}}, ``doubles``, ``takes``, ``drops``, ``overall_rate``, ``overall_rating``
 ``resign_marks``, ``pr_decisions`` and ``performance_rating`` (XG's PR), ``luck``,
 ``luck_rate``, ``luck_rating``, ``rolls``, ``luck_marks``, ``luck_points`` (money),
 ``checker_error_mwc``, ``cube_error_mwc``, ``luck_mwc``, ``luck_rate_mwc``, ``result_mwc``
-(match), ``points_won``, ``points_lost``, ``matches``, ``matches_won``,
-``luck_adjusted_result``),
+(match), ``points_won``, ``points_lost``, ``matches`` (played to their end), ``matches_won``,
+``luck_adjusted_result`` (null for an unfinished match)),
 ``biggest_errors`` and ``decisions`` (per decision: ``game``, ``number``, ``player``, ``kind``
 (move, double, no_double, take, drop, resign, accept, reject), ``position_id``, ``match_id``,
 ``dice``, ``played``, ``best``, ``played_equity``, ``best_equity``, ``error``, ``mark``,

@@ -320,7 +320,7 @@ class PlayerSummary:
     games: int = 0
     points_won: int = 0  # money: points won; match: points scored
     points_lost: int = 0
-    matches: int = 0  # match play: matches played (finished or not) and won
+    matches: int = 0  # match play: matches played to their end (an unfinished one is not counted), and won
     matches_won: int = 0
 
     @property
@@ -467,21 +467,31 @@ class Analysis:
     graph: list = field(default_factory=list)  # (decision index, game, player 0's equity or MWC)
     games: list = field(default_factory=list)  # per game: its record, move by move (GameLog)
     jacoby: bool = False
+    unfinished: str = ""  # why the file stops before its match does (MatchRecord.unfinished)
+
+    def describe(self) -> str:
+        """What was analysed, in a few words: "7 point match" or "money session", and
+        "unfinished" with the reason when the file stops before the match does."""
+        kind = f"{self.match_length} point match" if self.match_length else "money session"
+        return kind + (f", unfinished: {self.unfinished}" if self.unfinished else "")
 
     def biggest(self, n: int = 10) -> list:
         """The ``n`` biggest errors, largest first."""
         errs = [d for d in self.decisions if d.error > 0]
         return sorted(errs, key=lambda d: -d.error)[:n]
 
-    def luck_adjusted(self) -> list[float]:
-        """Each player's luck-adjusted result (:meth:`PlayerSummary.luck_adjusted`)."""
+    def luck_adjusted(self) -> list[float | None]:
+        """Each player's luck-adjusted result (:meth:`PlayerSummary.luck_adjusted`); None for a
+        match that stops before its end, which has no result to adjust."""
         p0, p1 = self.players
         match = bool(self.match_length)
+        if match and self.unfinished:
+            return [None, None]
         return [p0.luck_adjusted(p1, match), p1.luck_adjusted(p0, match)]
 
     def to_dict(self, top: int = 10) -> dict:
         return {"file": self.file, "bot": self.bot, "ply": self.ply, "match_length": self.match_length,
-                "jacoby": self.jacoby,
+                "jacoby": self.jacoby, "unfinished": self.unfinished,
                 "players": [dict(p.to_dict(), luck_adjusted_result=r)
                             for p, r in zip(self.players, self.luck_adjusted())],
                 "biggest_errors": [asdict(d) for d in self.biggest(top)],
@@ -524,15 +534,17 @@ class Report:
     def match(self) -> bool:
         return any(a.match_length for a in self.analyses)
 
-    def luck_adjusted(self) -> dict[str, float]:
+    def luck_adjusted(self) -> dict[str, float | None]:
         """Per name: the luck-adjusted result over all files (money: points; match: share of the
-        matches won, net of luck)."""
+        matches won, net of luck, over the matches played to their end; None without one)."""
         out: dict[str, list[float]] = {}
         for a in self.analyses:
             for p, r in zip(a.players, a.luck_adjusted()):
-                out.setdefault(p.name, []).append(r)
+                values = out.setdefault(p.name, [])
+                if r is not None:
+                    values.append(r)
         if self.match:
-            return {k: float(np.mean(v)) for k, v in out.items()}
+            return {k: float(np.mean(v)) if v else None for k, v in out.items()}
         return {k: float(np.sum(v)) for k, v in out.items()}
 
     def biggest(self, n: int = 10) -> list:
@@ -644,16 +656,14 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
                 players[p].points_won += game.points
             elif game.winner is not None:
                 players[p].points_lost += game.points
-    if record.length and record.games:
-        last = record.games[-1]
-        final = list(last.score)
-        if last.winner is not None:
-            final[last.winner] += last.points
+    unfinished = record.unfinished()
+    if record.length and record.games and not unfinished:
+        final = record.final_score()
         for p in (0, 1):
             players[p].matches = 1
             players[p].matches_won = int(final[p] >= record.length)
     return Analysis(name, judge.bot.name, judge.ply, record.length, players,
-                    decisions, graph, logs, bool(record.jacoby))
+                    decisions, graph, logs, bool(record.jacoby), unfinished)
 
 
 class _GameWalk:
@@ -919,21 +929,18 @@ def _answer(d, kind: str, game: int, number: int, player: int, doubler_board, ct
 
 
 def analyse_file(path, judge: Judge, progress: bool = False, jacoby: bool = False) -> Analysis:
-    """Read a ``.mat`` file (:func:`bgnet.formats.mat.load_mat`) and analyse it. A file that cannot
-    be read raises :class:`bgnet.errors.BadInputFile` naming the line."""
-    from bgnet.errors import BadInputFile
-    from bgnet.formats.mat import load_mat
+    """Read a ``.mat`` or ``.sgf`` file (:func:`bgnet.analyze.inputs.read_match_file`) and analyse
+    it. A file that cannot be read raises :class:`bgnet.errors.BadInputFile` naming the line; one
+    that stops before its match does is analysed as far as it goes, and the analysis says why it
+    is unfinished (:attr:`Analysis.unfinished`)."""
+    from bgnet.analyze.inputs import read_match_file
 
-    try:
-        record = load_mat(path, jacoby=jacoby)
-    except FileNotFoundError:
-        raise BadInputFile(f"no such file: {str(path)!r}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise BadInputFile(f"cannot read {str(path)!r}: {e}") from None
-    except ValueError as e:
-        raise BadInputFile(f"{path}: {e}") from None
-    if not record.games:
-        raise BadInputFile(f"{path}: the file holds no game")
+    record, _ = read_match_file(path, jacoby=jacoby)
+    return analyse_match(record, judge, str(path), progress)
+
+
+def analyse_match(record, judge: Judge, name: str, progress: bool = False) -> Analysis:
+    """:func:`analyse_record`, with a progress bar over its moves when ``progress``."""
     bar = None
     if progress:
         from tqdm import tqdm
@@ -941,10 +948,13 @@ def analyse_file(path, judge: Judge, progress: bool = False, jacoby: bool = Fals
         total = sum(1 for g in record.games for a in g.actions if a.kind == "move")
         bar = tqdm(total=total, desc="analyse", unit="move", smoothing=0.1)
     try:
-        return analyse_record(record, judge, str(path), bar.update if bar is not None else None)
+        return analyse_record(record, judge, name, bar.update if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
+
+
+_NO_MATCH = "- (unfinished)"  # a result where no match was played to its end
 
 
 def summary_rows(players: list, match: bool, adjusted: list) -> list[tuple[str, list[str]]]:
@@ -1000,11 +1010,13 @@ def summary_rows(players: list, match: bool, adjusted: list) -> list[tuple[str, 
     ]
     if match:
         rows += [("Matches won", each(lambda p: f"{p.matches_won} of {p.matches}")),
-                 ("Result, MWC from even (per match)", each(lambda p: f"{signed(100 * p.result, 2)} %")),
-                 ("Luck-adjusted result, MWC from even (per match)", [f"{signed(100 * r, 2)} %" for r in adjusted])]
+                 ("Result, MWC from even (per match)",
+                  each(lambda p: f"{signed(100 * p.result, 2)} %" if p.matches else _NO_MATCH)),
+                 ("Luck-adjusted result, MWC from even (per match)",
+                  [f"{signed(100 * r, 2)} %" if r is not None else _NO_MATCH for r in adjusted])]
     else:
         rows += [("Result (points)", each(lambda p: f"{p.points_won - p.points_lost:+d}")),
-                 ("Luck-adjusted result (points)", [signed(r, 2) for r in adjusted])]
+                 ("Luck-adjusted result (points)", [signed(r or 0.0, 2) for r in adjusted])]
     return rows
 
 
@@ -1035,8 +1047,7 @@ def format_summary(a, top: int = 10) -> str:
     a :class:`Report` (each file in a line, then the totals)."""
     if isinstance(a, Report):
         return _format_report(a, top)
-    kind = f"{a.match_length} point match" if a.match_length else "money session"
-    lines = [f"{a.file}: {kind}, judged by {a.bot} at {a.ply}-ply"]
+    lines = [f"{a.file}: {a.describe()}, judged by {a.bot} at {a.ply}-ply"]
     lines += _table(a.players, summary_rows(a.players, bool(a.match_length), a.luck_adjusted()))
     big = a.biggest(top)
     if big:
@@ -1050,9 +1061,8 @@ def _format_report(r: Report, top: int) -> str:
     first = r.analyses[0]
     lines = [f"{len(r.analyses)} files judged by {first.bot} at {first.ply}-ply:"]
     for a in r.analyses:
-        kind = f"{a.match_length} point match" if a.match_length else "money session"
         p0, p1 = a.players
-        lines.append(f"  {a.file}: {kind}, {p0.name} {p0.points_won} - {p1.name} {p1.points_won}; "
+        lines.append(f"  {a.file}: {a.describe()}, {p0.name} {p0.points_won} - {p1.name} {p1.points_won}; "
                      f"error rates {p0.overall_rate:.1f} / {p1.overall_rate:.1f} mEMG")
     players = r.players
     adjusted = r.luck_adjusted()

@@ -5,12 +5,16 @@ was given.
 analyze m.mat`` then means those files (when no ``m.mat`` itself exists). A folder means every
 match file in it (``.mat`` and ``.sgf``), in name order. Each file is named once, in the order
 given.
+
+:func:`read_match_file` reads one: a regular file only (a FIFO, a device or a link to one is
+refused before anything waits on it), of a bounded size, in either format.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from bgnet.engine.game import MatchRecord
 from bgnet.errors import BadInputFile
 
 MATCH_SUFFIXES = (".mat", ".sgf")
@@ -61,4 +65,24 @@ def expand(inputs: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["expand", "numbered", "MATCH_SUFFIXES"]
+def read_match_file(path, *, jacoby: bool = False) -> tuple[MatchRecord, str]:
+    """The match a file holds and its format, ``"sgf"`` (GNU Backgammon's own: the name ends
+    ``.sgf`` or the text opens a game tree) or ``"mat"``. ``jacoby``: a ``.mat`` money session
+    played with the Jacoby rule (a ``.sgf`` file says so itself). A file that cannot be used is a
+    :class:`~bgnet.errors.BadInputFile` naming it, and the line where the text is at fault."""
+    from bgnet.formats.files import read_user_text
+    from bgnet.formats.mat import read_mat
+    from bgnet.formats.sgf import read_sgf
+
+    text = read_user_text(path, what="match file")
+    kind = "sgf" if str(path).lower().endswith(".sgf") or text.lstrip().startswith("(") else "mat"
+    try:
+        record = read_sgf(text) if kind == "sgf" else read_mat(text, jacoby=jacoby)
+    except ValueError as e:
+        raise BadInputFile(f"{path}: {e}") from None
+    if not record.games or not any(g.actions for g in record.games):
+        raise BadInputFile(f"{path}: the file holds no game")
+    return record, kind
+
+
+__all__ = ["expand", "numbered", "read_match_file", "MATCH_SUFFIXES"]

@@ -273,7 +273,7 @@ def render_html(a) -> str:
     """The page as text, of an :class:`Analysis` or a :class:`Report`."""
     if isinstance(a, Report):
         return _render_report(a)
-    kind = f"{a.match_length} point match" if a.match_length else "money session"
+    kind = a.describe()
     title = f"Analysis of {a.file}"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -294,9 +294,8 @@ def _render_report(r: Report) -> str:
     title = f"Analysis of {len(r.analyses)} files"
     players = r.players
     adjusted = r.luck_adjusted()
-    parts = [f"<section><h2>{html.escape(a.file)}</h2>"
-             f"<p>{a.match_length} point match</p>" if a.match_length else
-             f"<section><h2>{html.escape(a.file)}</h2><p>money session</p>" for a in r.analyses]
+    parts = [f"<section><h2>{html.escape(a.file)}</h2><p>{html.escape(a.describe())}</p>"
+             for a in r.analyses]
     sections = "".join(head + _analysis_body(a, 3) + "</section>" for head, a in zip(parts, r.analyses))
     files = "".join(f"<li>{html.escape(a.file)}</li>" for a in r.analyses)
     return f"""<!DOCTYPE html>

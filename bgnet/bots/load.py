@@ -145,8 +145,9 @@ def split_ply(spec: str) -> tuple[str, int | None]:
     (('runs/a/latest.pt', 1), ('bgnet-deep', None), ('me@home/bot.onnx', None))
     """
     path, at, ply = spec.rpartition("@")
-    if at and path and ply.strip().isdigit():
-        return path, int(ply)
+    digits = ply.strip()
+    if at and path and digits.isascii() and digits.isdigit() and len(digits) <= 3:  # not '١', not 10^5000
+        return path, int(digits)
     return spec, None
 
 

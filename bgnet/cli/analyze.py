@@ -10,18 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 
 from bgnet.bots import with_ply
 from bgnet.cli.arguments import (
     BOT_FORMS,
     MAX_TRIALS,
+    MAX_WORKERS,
     ArgumentParser,
+    at_most,
     count_arg,
     load_bot_arg,
     output_file_arg,
     seed_arg,
 )
-from bgnet.errors import BadArgument, BadInputFile
+from bgnet.errors import BadArgument
 from bgnet.formats.position import FORMATS as POSITION_FORMATS
 
 BOT_HELP = f"the bot that plays (default: bgnet's shipped bot): {BOT_FORMS}"
@@ -82,7 +85,7 @@ def rollout_parser() -> argparse.ArgumentParser:
     p.add_argument("--truncate", type=int, metavar="P",
                    help="stop each trial after P plies and use the bot's evaluation")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice (default 0)")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=at_most(MAX_WORKERS, "processes"), default=1,
                    help="share the trials among this many processes (same result)")
     p.add_argument("--cubeful", action="store_true",
                    help="play the cube in the trials (money play without a Match ID)")
@@ -255,28 +258,33 @@ FILES_HELP = (".mat files as bgnet or GNU Backgammon writes them: one or several
 
 def analyze_main(argv: list[str]) -> int:
     """``bgnet analyze``; a person's mistake raises a :class:`bgnet.errors.UserError`, which
-    :func:`bgnet.cli.main` prints in one line with its exit code."""
-    from bgnet.analyze.analysis import Judge, Report, analyse_file, format_summary
-    from bgnet.analyze.inputs import expand
+    :func:`bgnet.cli.main` prints in one line with its exit code. A file that stops before its
+    match does is analysed as far as it goes, with a warning on standard error, and the report
+    says it is unfinished."""
+    from bgnet.analyze.analysis import Judge, Report, analyse_match, format_summary
+    from bgnet.analyze.inputs import expand, read_match_file
 
     a = analyze_parser().parse_args(argv)
     if a.top < 0:
         raise BadArgument(f"--top must be 0 or more; got {a.top}")
     files = expand(a.file)
-    sgf = [f for f in files if is_sgf(f)]
-    if sgf and a.jacoby:
+    records = {f: read_match_file(f, jacoby=a.jacoby) for f in files}
+    if a.jacoby and any(kind == "sgf" for _, kind in records.values()):
         raise BadArgument("--jacoby is for .mat files: a .sgf file says whether the Jacoby rule was "
                           "played (RU[Jacoby])")
-    records = {f: read_sgf_file(f) for f in sgf}
     spec = with_ply(a.bot, a.ply)
     bot = load_bot_arg(spec)
     try:
         judge = Judge(bot, a.ply, cubeless_play=a.cubeless_play)
     except ValueError as e:
         raise BadArgument(str(e)) from None
+    for name, (record, _) in records.items():
+        why = record.unfinished()
+        if why:
+            print(f"bgnet analyze: warning: {name}: the match is unfinished: {why}; it is analysed "
+                  "as far as it goes", file=sys.stderr)
     try:
-        results = [analyse_file(f, judge, progress=not a.quiet, jacoby=a.jacoby) if f not in records
-                   else _analyse_record(records[f], judge, f, progress=not a.quiet) for f in files]
+        results = [analyse_match(records[name][0], judge, name, progress=not a.quiet) for name in files]
     finally:
         bot.close()
     for r in results:
@@ -294,51 +302,6 @@ def analyze_main(argv: list[str]) -> int:
         write_html(result, a.html)
         print(f"written to {a.html}")
     return 0
-
-
-def is_sgf(path: str) -> bool:
-    """Whether the file holds SGF (GNU Backgammon's ``.sgf``) rather than ``.mat`` text: its name
-    ends in ``.sgf`` or its first non-blank character opens a game tree."""
-    if path.lower().endswith(".sgf"):
-        return True
-    try:
-        with open(path, "rb") as f:
-            head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return head.startswith(b"(")
-
-
-def read_sgf_file(path: str):
-    """The :class:`~bgnet.engine.game.MatchRecord` of a ``.sgf`` file; a file that cannot be used
-    is a :class:`BadInputFile` naming it and the line."""
-    from bgnet.formats.sgf import load_sgf
-
-    try:
-        record = load_sgf(path)
-    except (IsADirectoryError, PermissionError) as e:
-        raise BadInputFile(f"cannot read {path!r}: {e}") from None
-    except ValueError as e:
-        raise BadInputFile(f"{path}: {e}") from None
-    if not record.games or not any(g.actions for g in record.games):
-        raise BadInputFile(f"{path}: the file holds no game")
-    return record
-
-
-def _analyse_record(record, judge, name: str, progress: bool):
-    from bgnet.analyze.analysis import analyse_record
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        total = sum(1 for g in record.games for act in g.actions if act.kind == "move")
-        bar = tqdm(total=total, desc="analyse", unit="move", smoothing=0.1)
-    try:
-        return analyse_record(record, judge, name, bar.update if bar is not None else None)
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 _GNUBG_ID_RE = re.compile(r"\(([A-Za-z0-9+/]{14}):([A-Za-z0-9+/]{12})\)")

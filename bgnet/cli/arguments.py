@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from bgnet.errors import EXIT_INPUT, BadArgument, BadInputFile, UserError
+from bgnet.engine.state import MAX_MATCH_LENGTH, read_match_length
+from bgnet.errors import EXIT_INPUT, BadArgument, BadInputFile, UserError, shortened
 
 
 def user_error_code(exc: BaseException) -> int | None:
@@ -30,12 +31,13 @@ def user_error_code(exc: BaseException) -> int | None:
 
 
 def error_line(exc: BaseException) -> str:
-    """The exception's message on one line."""
+    """The exception's message on one line, cut to a readable length
+    (:func:`bgnet.errors.shortened`: it may quote a line of a hostile file)."""
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
         text = f"{exc.strerror}: {exc.filename}"  # not "[Errno 2] ..."
     else:
         text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
+    return shortened(" ".join(text.split()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,8 +106,28 @@ def device_arg(text: str) -> str:
 # keyboard (an extra digit or ten) is an error line rather than an attempt to fill the memory.
 MAX_GAMES = 10_000_000
 MAX_MATCHES = 1_000_000
-MAX_MATCH_LENGTH = 32_767  # the longest a Match ID can say
 MAX_TRIALS = 10_000_000
+MAX_WORKERS = 256  # processes: far above the cores of one machine
+MAX_BATCH = 1 << 16  # games in flight at once
+
+
+def at_most(maximum: int, what: str):
+    """An argument type: a whole number (ASCII digits, a sign allowed) no larger than
+    ``maximum``; the verb checks the lower bound itself, in its own words.
+
+    >>> at_most(256, "processes")("2")
+    2
+    """
+    def parse(text: str) -> int:
+        digits = text.strip().removeprefix("-")
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 12:
+            raise argparse.ArgumentTypeError(f"must be a whole number of {what}, at most {maximum:,}; "
+                                             f"got {text[:20]!r}")
+        value = int(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"at most {maximum:,} {what}; got {value:,}")
+        return value
+    return parse
 
 
 def count_arg(maximum: int, minimum: int = 1):
@@ -124,6 +146,25 @@ def count_arg(maximum: int, minimum: int = 1):
         if value != value or not minimum <= value <= maximum or value != int(value):
             raise argparse.ArgumentTypeError(why)
         return int(value)
+    return parse
+
+
+def match_length_arg(minimum: int = 0):
+    """An argument type: a match length, ``minimum`` (0: money play allowed) to
+    :data:`~bgnet.engine.state.MAX_MATCH_LENGTH`, GNU Backgammon's limit, in ASCII digits
+    (:func:`~bgnet.engine.state.read_match_length`).
+
+    >>> match_length_arg(1)("7")
+    7
+    """
+    def parse(text: str) -> int:
+        try:
+            value = read_match_length(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"a match is 1 to {MAX_MATCH_LENGTH} points long; got {value}")
+        return value
     return parse
 
 

@@ -8,13 +8,16 @@ import sys
 
 from bgnet.cli.arguments import (
     BOT_FORMS,
+    MAX_BATCH,
     MAX_GAMES,
-    MAX_MATCH_LENGTH,
     MAX_MATCHES,
+    MAX_WORKERS,
     ArgumentParser,
+    at_most,
     count_arg,
     device_arg,
     load_bot_arg,
+    match_length_arg,
     output_dir_arg,
     output_file_arg,
     seed_arg,
@@ -44,7 +47,7 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("b", metavar="B", help="the opponent, in the same forms as A")
     p.add_argument("--games", type=count_arg(MAX_GAMES), help="number of money games (default 1000; "
                    "rounded up to an even number with duplicate dice)")
-    p.add_argument("--match", type=count_arg(MAX_MATCH_LENGTH), metavar="N",
+    p.add_argument("--match", type=match_length_arg(1), metavar="N",
                    help="play whole matches to N points (cube, Crawford rule) instead of money games")
     p.add_argument("--matches", type=count_arg(MAX_MATCHES), metavar="M", help="number of matches with --match "
                    "(default 100)")
@@ -64,11 +67,11 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("--no-duplicate", action="store_true",
                    help="independent dice for every money game instead of mirrored pairs "
                         "(matches always use independent dice)")
-    p.add_argument("--batch", type=int, help="games (or matches) in flight at once (default 2048 "
-                   "games, 256 matches)")
-    p.add_argument("--workers", type=int, default=1, help="cubeless money games and --match "
-                   "matches: share them among this many processes, one core each (same games, "
-                   "same result; default 1)")
+    p.add_argument("--batch", type=at_most(MAX_BATCH, "games"),
+                   help="games (or matches) in flight at once (default 2048 games, 256 matches)")
+    p.add_argument("--workers", type=at_most(MAX_WORKERS, "processes"), default=1,
+                   help="cubeless money games and --match matches: share them among this many "
+                        "processes, one core each (same games, same result; default 1)")
     p.add_argument("--cubeless-play", action="store_true",
                    help="with --match or --cube: net bots choose their checker plays by cubeless "
                         "money equity, as without a cube (default: by the match's own measure, "
@@ -246,7 +249,7 @@ def bench_main(argv: list[str]) -> int:
                          "the file has both)")
     er.add_argument("--limit", type=int, help="use only the first N decisions")
     _add_json_device(er)
-    er.add_argument("--workers", type=int, default=1,
+    er.add_argument("--workers", type=at_most(MAX_WORKERS, "processes"), default=1,
                     help="share the decisions among this many processes, one core each (same "
                          "losses; for deep search, default 1)")
     cube = sub.add_parser("cube", help="cube decisions against GNU Backgammon's",

@@ -8,7 +8,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from bgnet.cli.arguments import BOT_FORMS, ArgumentParser, load_bot_arg, name_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import (
+    BOT_FORMS,
+    ArgumentParser,
+    load_bot_arg,
+    match_length_arg,
+    name_arg,
+    output_file_arg,
+    seed_arg,
+)
 
 # ---------------------------------------------------------------------------------------------
 # bgnet play
@@ -36,7 +44,7 @@ def play_main(argv: list[str]) -> int:
                                  "bgnet play --bot gnubg:1 --games 3 --jacoby"))
     p.add_argument("--bot", help=f"the bot: {BOT_FORMS} (default: bgnet-default)")
     p.add_argument("--ply", type=_non_negative, help="search depth of a network bot (0, 1, 2) or gnubg")
-    p.add_argument("--match", type=_non_negative, default=0, metavar="N",
+    p.add_argument("--match", type=match_length_arg(0), default=0, metavar="N",
                    help="play an N-point match (default 0: money play)")
     p.add_argument("--games", type=_positive, default=1, help="games of a money session (default 1)")
     p.add_argument("--jacoby", action="store_true", help="money play with the Jacoby rule")

@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bgnet.engine.state import check_match_length
+
 DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_MET = "kazaross-xg2"
 SHIPPED = {"kazaross-xg2": DATA_DIR / "kazaross-xg2.json"}
@@ -115,12 +117,12 @@ class MatchEquityTable:
         return float(self.pre[my_away - 1, opp_away - 1])
 
     def extended(self, length: int) -> MatchEquityTable:
-        """The table extended (or unchanged) to cover matches of ``length`` points."""
+        """The table extended (or unchanged) to cover matches of ``length`` points, at most
+        :data:`~bgnet.engine.state.MAX_MATCH_LENGTH` (the work grows with the square of the
+        length; a longer one is a ValueError). Each extension is kept for the next call."""
         if length <= self.length:
             return self
-        return MatchEquityTable(self.name, _extend_pre(self.pre, length),
-                                _extend_post(self.post, length - 1), self.description,
-                                self.source, self.notice)
+        return _extended(self, check_match_length(length))
 
     def to_json(self) -> str:
         """The table as bgnet's JSON (what :func:`load_met` reads back), one table row a line."""
@@ -131,6 +133,13 @@ class MatchEquityTable:
         lines.append(' "pre_crawford": [\n  ' + ",\n  ".join(row(r) for r in self.pre) + "\n ],")
         lines.append(f' "post_crawford": {row(self.post)}')
         return "{\n" + "\n".join(lines) + "\n}"
+
+
+@lru_cache(maxsize=64)
+def _extended(table: MatchEquityTable, length: int) -> MatchEquityTable:
+    return MatchEquityTable(table.name, _extend_pre(table.pre, length),
+                            _extend_post(table.post, length - 1), table.description,
+                            table.source, table.notice)
 
 
 def _stddev(away: int) -> float:

@@ -52,7 +52,9 @@ from bgnet.engine.state import (
     GAME_OVER,
     GAME_PLAYING,
     GAME_RESIGNED,
+    MAX_SCORE,
     MatchContext,
+    check_match_length,
 )
 
 MAX_CUBE = 64
@@ -135,6 +137,32 @@ class MatchRecord:
         if last.winner is not None:
             s[last.winner] += last.points
         return (s[0], s[1])
+
+    def unfinished(self) -> str:
+        """Why the record stops before its match does, "" when it does not: its last game has
+        no end, or (match play) no player has reached the match length. A money session is
+        whole when its last game is.
+
+        >>> m = Match(3, seed=1)
+        >>> m.record().unfinished()
+        'it holds no game'
+        >>> g = m.new_game(); _ = g.opening_roll((3, 1))
+        >>> m.record().unfinished()
+        'game 1 stops before its end'
+        >>> g.resign(1); g.accept_resignation()
+        >>> m.record().unfinished()
+        'it ends at 0-1 (Player 0 to Player 1), before either player reaches 3 points'
+        """
+        if not self.games:
+            return "it holds no game"
+        last = self.games[-1]
+        if last.winner is None:
+            return f"game {last.number} stops before its end"
+        s = self.final_score()
+        if self.length and max(s) < self.length:
+            return (f"it ends at {s[0]}-{s[1]} ({self.names[0]} to {self.names[1]}), before "
+                    f"either player reaches {self.length} points")
+        return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,11 +570,10 @@ class Match:
                  score: tuple[int, int] = (0, 0), crawford_played: bool | None = None):
         """``score`` and ``crawford_played`` start a match that is already under way; by default
         a player already 1-away means the Crawford game has been played."""
-        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
-            raise ValueError(f"the match length must be a whole number of points, 0 for money; got {length!r}")
+        length = check_match_length(length)
         if len(names) != 2:
             raise ValueError(f"a match has two players' names; got {names!r}")
-        if len(score) != 2 or min(score) < 0 or (length and max(score) >= length):
+        if len(score) != 2 or min(score) < 0 or max(score) > MAX_SCORE or (length and max(score) >= length):
             raise ValueError(f"the starting score must be two numbers below the match length; got {score!r}")
         self.length = int(length)
         self.rng = rng if rng is not None else np.random.default_rng(seed)
@@ -663,10 +690,9 @@ def play_random_game(game: Game, rng: np.random.Generator, *, p_double: float = 
 
 
 def _check_setup(match_length, score, crawford, max_cube, cube_value, cube_owner) -> None:
-    if isinstance(match_length, bool) or not isinstance(match_length, (int, np.integer)) or match_length < 0:
-        raise ValueError(f"the match length must be a whole number, 0 for money; got {match_length!r}")
-    if len(score) != 2 or min(score) < 0:
-        raise ValueError(f"the score is two numbers of points, not negative; got {score!r}")
+    check_match_length(match_length)
+    if len(score) != 2 or min(score) < 0 or max(score) > MAX_SCORE:
+        raise ValueError(f"the score is two numbers of points from 0 to {MAX_SCORE}; got {score!r}")
     if match_length and max(score) >= match_length:
         raise ValueError(f"score {score} is not below the match length {match_length}: the match is over")
     if crawford and (not match_length or match_length - max(score) != 1):
@@ -694,9 +720,13 @@ def _check_dice(dice) -> tuple[int, int]:
 
 def _is_pass(move, board: np.ndarray) -> bool:
     """Whether ``move`` means "no move" (None, empty steps or text, or the unchanged board)."""
-    if move is None or (isinstance(move, str) and move.strip().lower() in ("", "pass")):
+    if move is None:
         return True
+    if isinstance(move, str):  # text names a pass in words, or a move that cannot be played
+        return move.strip().lower() in ("", "pass")
     arr = np.asarray(move)
+    if not np.issubdtype(arr.dtype, np.number):
+        return False
     if arr.shape == (2, 25):
         return bool(np.array_equal(arr, board))
     return arr.size == 0 or bool((arr < 0).all())

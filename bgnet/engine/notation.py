@@ -45,7 +45,7 @@ from numba import njit
 
 from bgnet.engine.board import as_board, check_die
 from bgnet.engine.movegen import generate
-from bgnet.errors import BadArgument
+from bgnet.errors import BadArgument, quoted
 
 BAR_POINT = 25
 OFF_POINT = 0
@@ -248,8 +248,9 @@ class _Part:
 
 _EXPECTED = ("write a move as from/to parts separated by spaces, e.g. '24/18 13/11', 'bar/22*', "
              "'6/off' or '8/5(2)'")
-_POINT_RE = re.compile(r"^(bar|b|off|o|\d+)(\*?)$")
-_REPEAT_RE = re.compile(r"^(.*?)\((\d+)\)$")
+# ASCII digits, a few of them: \d and int() would take other scripts' digits and huge numbers
+_POINT_RE = re.compile(r"^(bar|b|off|o|[0-9]{1,3})(\*?)$")
+_REPEAT_RE = re.compile(r"^(.*?)\(([0-9]{1,3})\)$")
 _PASS_WORDS = {"", "pass", "no move", "none", "-"}
 
 
@@ -257,7 +258,8 @@ def _parse_point(token: str, part: str) -> tuple[int, bool]:
     m = _POINT_RE.match(token)
     if not m:
         raise IllegalMoveError(
-            f"cannot read {token!r} in {part!r} as a point: use 1 to 24, bar or off; {_EXPECTED}")
+            f"cannot read {quoted(token, 40)} in {quoted(part, 60)} as a point: use 1 to 24, bar or off; "
+            f"{_EXPECTED}")
     word, star = m.groups()
     if word in ("bar", "b"):
         p = BAR_POINT
@@ -280,7 +282,7 @@ def _parse_part(part: str) -> list[_Part]:
             raise IllegalMoveError(f"a part can be repeated 1 to 4 times; got ({repeat})")
     tokens = re.split(r"[/\-]", part)
     if len(tokens) < 2 or any(t == "" for t in tokens):
-        raise IllegalMoveError(f"cannot read {part!r}: {_EXPECTED}")
+        raise IllegalMoveError(f"cannot read {quoted(part, 60)}: {_EXPECTED}")
     points, marks = [], set()
     for t in tokens:
         p, star = _parse_point(t, part)
@@ -289,12 +291,13 @@ def _parse_part(part: str) -> list[_Part]:
             marks.add(p)
     for a, b in zip(points, points[1:]):
         if a == OFF_POINT:
-            raise IllegalMoveError(f"in {part!r} a checker moves on after bearing off")
+            raise IllegalMoveError(f"in {quoted(part, 60)} a checker moves on after bearing off")
         if b == BAR_POINT:
-            raise IllegalMoveError(f"in {part!r} a checker moves to the bar; checkers only enter from it")
+            raise IllegalMoveError(f"in {quoted(part, 60)} a checker moves to the bar; checkers only enter "
+                                   "from it")
         if b >= a:
             raise IllegalMoveError(
-                f"in {part!r} a checker moves from {_point_name(a)} to {_point_name(b)}: checkers "
+                f"in {quoted(part, 60)} a checker moves from {_point_name(a)} to {_point_name(b)}: checkers "
                 "move from higher points to lower ones (your 24-point towards your 1-point)"
             )
     return [_Part(tuple(points), frozenset(marks))] * repeat

@@ -2,6 +2,13 @@
 
 Players are numbered 0 and 1 as in GNU Backgammon's Match ID. ``cube_owner`` is -1 while the cube
 is centred. ``match_length`` 0 means money play.
+
+One bound on a match's length holds everywhere a length comes in (a Match ID, an XGID, a ``.mat``
+or ``.sgf`` header, UBGI, the HTTP API, the command line): :data:`MAX_MATCH_LENGTH`, 64 points,
+GNU Backgammon's own limit (``new match 65`` there answers that it supports "only matches of
+length 64 and below"). bgnet's match equity table is extended to the length of the match at
+hand, at a cost that grows with the square of the length; within the bound that is milliseconds.
+:func:`check_match_length` says so in one sentence that every surface quotes in its own words.
 """
 from __future__ import annotations
 
@@ -9,8 +16,58 @@ from dataclasses import dataclass, field, replace
 
 CENTERED = -1
 
+MAX_MATCH_LENGTH = 64  # points: GNU Backgammon's limit (MAXSCORE), and so bgnet's
+MAX_SCORE = (1 << 15) - 1  # points a player's score may reach: what a Match ID can hold
+
 # Game states of the Match ID.
 GAME_NONE, GAME_PLAYING, GAME_OVER, GAME_RESIGNED, GAME_DROPPED = 0, 1, 2, 3, 4
+
+
+def check_match_length(length) -> int:
+    """``length`` as an int when it is a match length bgnet plays (0 for money play, else 1 to
+    :data:`MAX_MATCH_LENGTH`); a ValueError that says the rule otherwise.
+
+    >>> check_match_length(7)
+    7
+    >>> check_match_length(8000)
+    Traceback (most recent call last):
+    ...
+    ValueError: a match is 1 to 64 points long (GNU Backgammon's limit), or 0 for money play; got 8000
+    """
+    if isinstance(length, bool) or not hasattr(length, "__index__"):
+        raise ValueError(f"a match length is a whole number of points; got {length!r}")
+    n = length.__index__()
+    if not 0 <= n <= MAX_MATCH_LENGTH:
+        raise ValueError(_length_rule(n if abs(n) < 10 ** 12 else
+                                      f"a number of about {int(n.bit_length() * 0.30103) + 1} digits"))
+    return n
+
+
+def read_match_length(text: str) -> int:
+    """A match length written as text (a header, an XGID field, a command's word): ASCII digits
+    only (``str.isdigit`` and ``int`` would read other scripts' digits too), within
+    :func:`check_match_length`'s bound; a ValueError otherwise.
+
+    >>> read_match_length(" 7 ")
+    7
+    >>> read_match_length("9" * 30)
+    Traceback (most recent call last):
+    ...
+    ValueError: a match is 1 to 64 points long (GNU Backgammon's limit), or 0 for money play; got a number of 30 digits
+    """
+    body = str(text).strip()
+    if not (body.isascii() and body.isdigit()):
+        shown = repr(body[:40]) + ("..." if len(body) > 40 else "")
+        raise ValueError(f"a match length is a whole number of points written in the digits 0-9; "
+                         f"got {shown}")
+    if len(body.lstrip("0")) > 12:  # not worth converting: far past the bound
+        raise ValueError(_length_rule(f"a number of {len(body.lstrip('0'))} digits"))
+    return check_match_length(int(body))
+
+
+def _length_rule(shown) -> str:
+    return (f"a match is 1 to {MAX_MATCH_LENGTH} points long (GNU Backgammon's limit), or 0 for "
+            f"money play; got {shown}")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,15 @@ bar, 0 is off; ``*`` marks a hit), as GNU Backgammon exports it; a roll that can
 shows only the dice. Cube actions are "Doubles => N", "Takes" and "Drops". "Wins N points"
 (followed by "and the match" when it wins the match) is written in the winner's column at the end
 of a game; a game ended by an accepted resignation shows just that line. A money session is a
-"0 point match". Lines starting with ``;`` are comments.
+"0 point match". Lines starting with ``;`` are comments; a byte-order mark before the first line
+is read past.
+
+A match is at most :data:`~bgnet.engine.state.MAX_MATCH_LENGTH` points long. Game headings are
+numbered one after another (the first may be above 1: a file may start in the middle of a match);
+a move or score line before the first heading, or a heading out of order, is an error naming the
+line. A file that ends before its match does (a game without its "Wins" line, or no player at the
+match length) is read as far as it goes: :meth:`~bgnet.engine.game.MatchRecord.unfinished` says
+why it is unfinished, and ``bgnet analyze`` warns of it.
 
 :func:`read_mat` replays every game with :class:`~bgnet.engine.game.Game`, so each move is checked
 against the rules and the records it returns carry the full steps, notation and positions. It
@@ -34,20 +42,24 @@ import numpy as np
 
 from bgnet.engine.board import start_position
 from bgnet.engine.game import Game, GameRecord, Match, MatchRecord, RuleError
+from bgnet.engine.state import MAX_SCORE, read_match_length
+from bgnet.errors import quoted
+from bgnet.formats.files import read_user_text
 from bgnet.formats.names import check_player_names
 
 COLUMN = 28  # width of the left column, as GNU Backgammon writes it
 _NUMBER = 5  # "%3d) "
 _RIGHT_FROM = 14  # an entry starting this far into a line's columns is in the right column
 
-_ENTRY_RE = re.compile(r"(?<![\w/*])(\d\d):|\b(Doubles|Takes|Drops|Wins|Beavers|Raccoons|Accepts|Rejects)\b",
+# Numbers are ASCII digits ([0-9], not \d, which takes any script's digits), of a bounded length.
+_ENTRY_RE = re.compile(r"(?<![\w/*])([0-9][0-9]):|\b(Doubles|Takes|Drops|Wins|Beavers|Raccoons|Accepts|Rejects)\b",
                        re.IGNORECASE)
-_HEADER_RE = re.compile(r"^\s*(\d+)\s+point\s+match\s*$", re.IGNORECASE)
-_GAME_RE = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
-_SCORE_RE = re.compile(r"^\s*(.*?)\s*:\s*(\d+)\s+(.*?)\s*:\s*(\d+)\s*$")
-_NUMBERED_RE = re.compile(r"^(\s*\d+\))(.*)$")
-_WINS_RE = re.compile(r"^Wins\s+(\d+)\s+points?(\s+and\s+the\s+match)?\s*$", re.IGNORECASE)
-_DOUBLE_RE = re.compile(r"^Doubles\s*=>\s*(\d+)\s*$", re.IGNORECASE)
+_HEADER_RE = re.compile(r"^\s*([0-9]+)\s+point\s+match\s*$", re.IGNORECASE)
+_GAME_RE = re.compile(r"^\s*Game\s+([0-9]{1,9})\s*$", re.IGNORECASE)
+_SCORE_RE = re.compile(r"^\s*(.*?)\s*:\s*([0-9]+)\s+(.*?)\s*:\s*([0-9]+)\s*$")
+_NUMBERED_RE = re.compile(r"^(\s*[0-9]+\))(.*)$")
+_WINS_RE = re.compile(r"^Wins\s+([0-9]{1,9})\s+points?(\s+and\s+the\s+match)?\s*$", re.IGNORECASE)
+_DOUBLE_RE = re.compile(r"^Doubles\s*=>\s*([0-9]{1,9})\s*$", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,8 +123,8 @@ def _game_lines(game: GameRecord, record: MatchRecord, final: tuple[int, int]) -
                          "cannot hold it")
     a, b = record.names
     head = f" {a} : {game.score[0]}"
-    # The right column starts at 32, or further for a long name: the reader needs a gap there.
-    lines = [f" Game {game.number}", head.ljust(max(32, len(head) + 3)) + f"{b} : {game.score[1]}"]
+    # the columns of GNU Backgammon's export; a long name keeps one space before the next
+    lines = [f" Game {game.number}", head.ljust(31) + " " + f"{b} : {game.score[1]}"]
     texts = [(act.player, _entry_text(act)) for act in game.actions]
     entries = [(p, t) for p, t in texts if t is not None]
     if game.winner is not None:
@@ -197,8 +209,9 @@ def _pad(text: str) -> str:
 
 
 def load_mat(path, *, jacoby: bool = False) -> MatchRecord:
-    """:func:`read_mat` of a file."""
-    return read_mat(Path(path).read_text(encoding="utf-8", errors="replace"), jacoby=jacoby)
+    """:func:`read_mat` of a file (:func:`bgnet.formats.files.read_user_text`: a regular file of
+    a bounded size, UTF-8, Latin-1 otherwise)."""
+    return read_mat(read_user_text(path, what="match file"), jacoby=jacoby)
 
 
 def read_mat(text: str, *, jacoby: bool = False) -> MatchRecord:
@@ -211,11 +224,14 @@ def read_mat(text: str, *, jacoby: bool = False) -> MatchRecord:
     """
     if not isinstance(text, str):
         raise ValueError(f"read_mat takes the text of a .mat file; got {type(text).__name__}")
-    length, games = _parse(text)
+    length, games = _parse(text.removeprefix("\ufeff"))
     if length is None:
         raise ValueError("no 'N point match' line: this is not a .mat file")
     names = games[0]["names"] if games else ("Player 0", "Player 1")
     start = games[0]["score"] if games else (0, 0)
+    if games and games[0]["number"] > 1 and start == (0, 0):
+        raise ValueError(f"line {games[0]['line']}: the file starts at 'Game {games[0]['number']}' with "
+                         f"the score 0-0, which no game before it leaves: games are missing")
     if length and max(start) >= length:
         raise ValueError(f"Game {games[0]['number']}: the score {start[0]}-{start[1]} has already won "
                          f"the {length} point match")
@@ -235,27 +251,51 @@ def _parse(text: str):
             continue
         m = _HEADER_RE.match(line)
         if m and length is None and not games:
-            length = int(m.group(1))
+            try:
+                length = read_match_length(m.group(1))
+            except ValueError as e:
+                raise ValueError(f"line {lineno}: {e}") from None
             continue
         m = _GAME_RE.match(line)
         if m:
-            games.append({"number": int(m.group(1)), "names": None, "score": None, "entries": []})
+            number = int(m.group(1))
+            if games and number != games[-1]["number"] + 1:
+                raise ValueError(f"line {lineno}: 'Game {number}' follows 'Game {games[-1]['number']}': "
+                                 "a game heading is missing or out of order")
+            if length is None:
+                raise ValueError(f"line {lineno}: expected 'N point match' first; got {quoted(line.strip())}")
+            games.append({"number": number, "line": lineno, "names": None, "score": None, "entries": []})
             continue
         if not games:
             if length is None:
-                raise ValueError(f"line {lineno}: expected 'N point match' first; got {line.strip()!r}")
+                raise ValueError(f"line {lineno}: expected 'N point match' first; got {quoted(line.strip())}")
+            if _NUMBERED_RE.match(line) or _SCORE_RE.match(line):
+                raise ValueError(f"line {lineno}: {quoted(line.strip())} comes before the first "
+                                 "'Game N' heading: the heading is missing")
             continue  # header lines of other programs (event, date, ...)
         game = games[-1]
         if game["names"] is None:
             m = _SCORE_RE.match(line)
             if not m:
                 raise ValueError(f"line {lineno}: expected the score line 'name : score   name : score' "
-                                 f"after 'Game {game['number']}'; got {line.strip()!r}")
+                                 f"after 'Game {game['number']}'; got {quoted(line.strip())}")
+            if not m.group(1) or not m.group(3):
+                raise ValueError(f"line {lineno}: the score line names no player "
+                                 f"{'0 (left)' if not m.group(1) else '1 (right)'}; got {quoted(line.strip())}")
             game["names"] = (m.group(1), m.group(3))
-            game["score"] = (int(m.group(2)), int(m.group(4)))
+            game["score"] = (_score(m.group(2), lineno), _score(m.group(4), lineno))
             continue
         game["entries"] += _line_entries(line, lineno)
+    if games and games[-1]["names"] is None:
+        raise ValueError(f"line {games[-1]['line']}: 'Game {games[-1]['number']}' has no score line "
+                         "after it: the file ends there")
     return length, games
+
+
+def _score(digits: str, lineno: int) -> int:
+    if len(digits) > 5 or int(digits) > MAX_SCORE:
+        raise ValueError(f"line {lineno}: a score is 0 to {MAX_SCORE} points; got {quoted(digits, 20)}")
+    return int(digits)
 
 
 def _line_entries(line: str, lineno: int) -> list[tuple[int, int, str]]:
@@ -264,13 +304,13 @@ def _line_entries(line: str, lineno: int) -> list[tuple[int, int, str]]:
     start = len(m.group(1)) if m else _NUMBER - 1
     body = m.group(2) if m else line[start:]
     if not m and line[:start].strip():
-        raise ValueError(f"line {lineno}: cannot read {line.strip()!r}")
+        raise ValueError(f"line {lineno}: cannot read {quoted(line.strip())}")
     marks = list(_ENTRY_RE.finditer(body))
     if not marks and body.strip():
-        raise ValueError(f"line {lineno}: cannot read {body.strip()!r} (expected moves such as "
+        raise ValueError(f"line {lineno}: cannot read {quoted(body.strip())} (expected moves such as "
                          "'31: 8/5 6/5', 'Doubles => 2', 'Takes', 'Drops' or 'Wins 1 point')")
     if marks and body[:marks[0].start()].strip():
-        raise ValueError(f"line {lineno}: cannot read {body[:marks[0].start()].strip()!r}")
+        raise ValueError(f"line {lineno}: cannot read {quoted(body[:marks[0].start()].strip())}")
     out = []
     for i, mk in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
@@ -282,6 +322,10 @@ def _line_entries(line: str, lineno: int) -> list[tuple[int, int, str]]:
 def _replay(match: Match, g: dict) -> None:
     """Play one parsed game into ``match``, checking it against the rules and the file."""
     where = f"Game {g['number']}"
+    before = match.game
+    if before is not None and not before.over:
+        raise ValueError(f"line {g['line']}: 'Game {g['number']}' begins, but the game before it "
+                         "has no end (no 'Wins' line)")
     if g["score"] != match.score:
         raise ValueError(f"{where}: the file gives the score {g['score'][0]}-{g['score'][1]}, but the "
                          f"games before it make it {match.score[0]}-{match.score[1]}")
@@ -295,7 +339,7 @@ def _replay(match: Match, g: dict) -> None:
         try:
             _apply(game, player, text, nxt, at)
         except RuleError as e:
-            raise ValueError(f"{at}: {text!r} breaks the rules: {e}") from None
+            raise ValueError(f"{at}: {quoted(text)} breaks the rules: {e}") from None
 
 
 def _apply(game: Game, player: int, text: str, next_text: str, at: str) -> None:
@@ -308,9 +352,9 @@ def _apply(game: Game, player: int, text: str, next_text: str, at: str) -> None:
     if word == "doubles":
         m = _DOUBLE_RE.match(text)
         if not m:
-            raise ValueError(f"{at}: cannot read {text!r}; expected 'Doubles => N'")
+            raise ValueError(f"{at}: cannot read {quoted(text)}; expected 'Doubles => N'")
         if int(m.group(1)) != 2 * game.cube_value:
-            raise ValueError(f"{at}: {text!r} but the cube is at {game.cube_value}")
+            raise ValueError(f"{at}: {quoted(text)} but the cube is at {game.cube_value}")
         game.double(player=player)
     elif word == "takes":
         game.take(player=player)
@@ -319,16 +363,16 @@ def _apply(game: Game, player: int, text: str, next_text: str, at: str) -> None:
     elif word == "wins":
         _apply_wins(game, player, text, at)
     elif word in ("beavers", "raccoons"):
-        raise ValueError(f"{at}: {text!r}: beavers are not supported")
+        raise ValueError(f"{at}: {quoted(text)}: beavers are not supported")
     else:
-        raise ValueError(f"{at}: cannot read {text!r}")
+        raise ValueError(f"{at}: cannot read {quoted(text)}")
 
 
 def _apply_move(game: Game, player: int, text: str, next_text: str, at: str) -> None:
     dice_text, move_text = text.split(":", 1)
     d1, d2 = int(dice_text[0]), int(dice_text[1])
     if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise ValueError(f"{at}: {dice_text!r} is not a roll of two dice")
+        raise ValueError(f"{at}: {quoted(dice_text)} is not a roll of two dice")
     game.replay_roll(player, (d1, d2))  # a RuleError is placed in the file by the caller
     move_text = move_text.strip()
     if not move_text and next_text.lower().startswith("wins") and len(game.legal_moves()[0]):
@@ -336,13 +380,14 @@ def _apply_move(game: Game, player: int, text: str, next_text: str, at: str) -> 
     try:
         game.play(move_text if move_text else None, player=player)
     except ValueError as e:
-        raise ValueError(f"{at}: {dice_text}: {move_text or '(no move)'} is not legal: {e}") from None
+        shown = (move_text if len(move_text) <= 60 else quoted(move_text, 60)) or "(no move)"
+        raise ValueError(f"{at}: {dice_text}: {shown} is not legal: {e}") from None
 
 
 def _apply_wins(game: Game, player: int, text: str, at: str) -> None:
     m = _WINS_RE.match(text)
     if not m:
-        raise ValueError(f"{at}: cannot read {text!r}; expected 'Wins N point(s)'")
+        raise ValueError(f"{at}: cannot read {quoted(text)}; expected 'Wins N point(s)'")
     points = int(m.group(1))
     if not game.over:
         # The game ended by a resignation: its value in units of the cube.

@@ -26,7 +26,10 @@ bits    width  field (:class:`~bgnet.engine.state.MatchContext` attribute)
                  play always sets it; ``jacoby``)
 ======  =====  ============================================================================
 
-The last bit is beyond the 66 the manual documents; a reader accepts IDs with or without it.
+The last bit is beyond the 66 the manual documents; a reader accepts IDs with or without it. The
+length field holds up to 32,767 points, but a reader refuses a match longer than
+:data:`bgnet.engine.state.MAX_MATCH_LENGTH` (64, GNU Backgammon's own limit), as every other
+way into bgnet does; the writer writes whatever the fields hold.
 GNU Backgammon writes the higher die first whatever order they were rolled or set in; so does
 :func:`match_id`, and a reader keeps the order it finds.
 
@@ -42,7 +45,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgnet.engine.state import CENTERED, GAME_DROPPED, GAME_NONE, GAME_OVER, GAME_PLAYING, GAME_RESIGNED, MatchContext
+from bgnet.engine.state import (
+    CENTERED,
+    GAME_DROPPED,
+    GAME_NONE,
+    GAME_OVER,
+    GAME_PLAYING,
+    GAME_RESIGNED,
+    MatchContext,
+    check_match_length,
+)
 
 ID_LENGTH = 12
 _NBYTES = 9
@@ -191,6 +203,10 @@ def match_context_from_id(mid: str, jacoby: bool | None = None) -> MatchContext:
             raise ValueError(f"{what}: a die shows 7")
     if (f["die1"] == 0) != (f["die2"] == 0):
         raise ValueError(f"{what}: one die is rolled ({f['die1']}, {f['die2']}); either both are or neither")
+    try:
+        check_match_length(f["match_length"])
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
     extra = value >> (_JACOBY_OFF_BIT + 1)
     if extra:
         raise ValueError(f"{what}: bits beyond 66 are set; the ID is corrupt")

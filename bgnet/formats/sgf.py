@@ -56,14 +56,16 @@ import numpy as np
 
 from bgnet.engine.board import NUM_CHECKERS, start_position
 from bgnet.engine.game import DOUBLED, OPENING, Game, GameRecord, Match, MatchRecord, RuleError
-from bgnet.engine.state import CENTERED
+from bgnet.engine.state import CENTERED, MAX_SCORE, read_match_length
+from bgnet.errors import quoted
+from bgnet.formats.files import read_user_text
 from bgnet.formats.names import check_player_names
 
 BACKGAMMON = "6"  # GM[6]
 BAR, OFF = "y", "z"
 CUBE_WORDS = ("double", "take", "drop")
 _MOVE_RE = re.compile(r"^([1-6])([1-6])((?:[a-z][a-z]){0,4})$")
-_RESULT_RE = re.compile(r"^([WB])\+(\d+)(R?)$", re.IGNORECASE)
+_RESULT_RE = re.compile(r"^([WB])\+([0-9]{1,9})(R?)$", re.IGNORECASE)  # ASCII digits, bounded
 _SETUP = {"AE", "AB", "AW", "PL", "CV", "CP", "DI"}
 
 
@@ -234,6 +236,16 @@ def parse_collection(text: str) -> list[list[Node]]:
     return trees
 
 
+@dataclass
+class _OpenTree:
+    """A game tree whose ``)`` is still to come: where it opened, whether its nodes are on the
+    main line, and how many variations it has had so far."""
+
+    line: int
+    on_main_line: bool
+    variations: int = 0
+
+
 class _Parser:
     """A cursor over the text that keeps the line number."""
 
@@ -264,30 +276,45 @@ class _Parser:
         return self.text[self.pos:end if end >= 0 else len(self.text)][:40]
 
     def tree(self) -> list[Node]:
-        """``( node... subtree... )``: the nodes of the main line."""
-        opened = self.line
-        self.take()  # "("
-        nodes: list[Node] = []
-        self.skip_space()
-        while self.peek() == ";":
-            nodes.append(self.node())
+        """``( node... subtree... )``: the nodes of the main line (each tree's nodes, then those
+        of its first variation, and so on down). Read with a stack of the trees still open, not
+        by recursion, so that variations nested thousands deep cost memory, not the stack."""
+        main: list[Node] = []
+        open_trees: list[_OpenTree] = []  # innermost last
+        self._open(open_trees, on_main_line=True, nodes=main)
+        while open_trees:
+            inner = open_trees[-1]
             self.skip_space()
-        if not nodes:
+            if self.peek() == "(":
+                on_main = inner.on_main_line and not inner.variations
+                inner.variations += 1
+                self._open(open_trees, on_main, main)
+                continue
+            if self.at_end():
+                raise SgfError(f"line {inner.line}: the game tree opened here is never closed "
+                               "(')' missing)")
+            if self.peek() != ")":
+                raise SgfError(f"line {self.line}: expected a node (';') or ')'; got "
+                               f"{self.rest_of_line()!r}")
+            self.take()
+            open_trees.pop()
+        return main
+
+    def _open(self, open_trees: list[_OpenTree], on_main_line: bool, nodes: list[Node]) -> None:
+        """Read ``(`` and the nodes that follow it (kept when the tree is on the main line)."""
+        open_trees.append(_OpenTree(self.line, on_main_line))
+        self.take()  # "("
+        self.skip_space()
+        count = 0
+        while self.peek() == ";":
+            node = self.node()
+            count += 1
+            if on_main_line:
+                nodes.append(node)
+            self.skip_space()
+        if not count:
             raise SgfError(f"line {self.line}: a game tree starts with a node (';'); got "
                            f"{self.rest_of_line()!r}")
-        first_variation = True
-        while self.peek() == "(":
-            sub = self.tree()
-            if first_variation:
-                nodes += sub
-                first_variation = False
-            self.skip_space()
-        if self.at_end():
-            raise SgfError(f"line {opened}: the game tree opened here is never closed (')' missing)")
-        if self.peek() != ")":
-            raise SgfError(f"line {self.line}: expected a node (';') or ')'; got {self.rest_of_line()!r}")
-        self.take()
-        return nodes
 
     def node(self) -> Node:
         self.take()  # ";"
@@ -302,7 +329,7 @@ class _Parser:
             name = "".join(c for c in self.text[start:self.pos] if c.isupper())
             self.skip_space()
             if self.peek() != "[":
-                raise SgfError(f"line {self.line}: property {name or self.text[start:self.pos]!r} "
+                raise SgfError(f"line {self.line}: property {_short(name or self.text[start:self.pos])!r} "
                                "has no value ('[' expected)")
             values = []
             while self.peek() == "[":
@@ -338,13 +365,9 @@ class _Parser:
 
 
 def load_sgf(path) -> MatchRecord:
-    """:func:`read_sgf` of a file (UTF-8, as GNU Backgammon writes it; Latin-1 otherwise)."""
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return read_sgf(text)
+    """:func:`read_sgf` of a file (UTF-8, as GNU Backgammon writes it; Latin-1 otherwise): a
+    regular file of a bounded size (:func:`bgnet.formats.files.read_user_text`)."""
+    return read_sgf(read_user_text(path, what="match file"))
 
 
 def read_sgf(text: str) -> MatchRecord:
@@ -359,6 +382,9 @@ def read_sgf(text: str) -> MatchRecord:
     if not trees:
         raise SgfError("line 1: no backgammon game (GM[6]) in the file")
     first = _Header(trees[0][0])
+    if first.index and first.score == (0, 0):
+        raise SgfError(f"line {first.line}: the file starts at MI[game:{first.index}] with the score "
+                       "0-0, which no game before it leaves: games are missing")
     if first.length and max(first.score) >= first.length:
         raise SgfError(f"line {first.line}: the score {first.score[0]}-{first.score[1]} has already "
                        f"won the {first.length} point match")
@@ -394,11 +420,14 @@ class _Header:
             if p.name == "MI":
                 for v in p.values:
                     key, _, num = v.partition(":")
-                    if key in ("length", "game", "ws", "bs"):
-                        n = _number(num, f"line {p.line}: MI[{v}]")
-                        if key == "length":
-                            self.length = n
-                        elif key == "game":
+                    if key == "length":
+                        try:
+                            self.length = read_match_length(num)
+                        except ValueError as e:
+                            raise SgfError(f"line {p.line}: MI[{_short(v)}]: {e}") from None
+                    elif key in ("game", "ws", "bs"):
+                        n = _number(num, f"line {p.line}: MI[{_short(v)}]", MAX_SCORE)
+                        if key == "game":
                             self.index = n
                         else:
                             score[key == "bs"] = n
@@ -410,17 +439,17 @@ class _Header:
                 self.rules = {r.strip() for r in p.values[0].split(":") if r.strip()}
                 odd = self.rules & {"Nackgammon", "Hypergammon1", "Hypergammon2", "Hypergammon3"}
                 if odd:
-                    raise SgfError(f"line {p.line}: RU[{p.values[0]}]: bgnet plays standard "
+                    raise SgfError(f"line {p.line}: RU[{_short(p.values[0])}]: bgnet plays standard "
                                    f"backgammon, not {sorted(odd)[0]}")
             elif p.name == "RE":
                 m = _RESULT_RE.match(p.values[0].strip())
                 if not m:
-                    raise SgfError(f"line {p.line}: RE[{p.values[0]}] is not a result such as "
+                    raise SgfError(f"line {p.line}: RE[{_short(p.values[0])}] is not a result such as "
                                    "W+2 or B+1R (winner, points, R for a resignation)")
                 self.result = ("WB".index(m.group(1).upper()), int(m.group(2)), bool(m.group(3)))
                 self.result_line = p.line
             elif p.name == "CV" and p.values[0].strip() not in ("", "1"):
-                raise SgfError(f"line {p.line}: CV[{p.values[0]}] in a game's header sets "
+                raise SgfError(f"line {p.line}: CV[{_short(p.values[0])}] in a game's header sets "
                                "automatic doubles, which bgnet does not play")
         self.score = (score[0], score[1])
         self.names = (names[0], names[1])
@@ -428,14 +457,28 @@ class _Header:
         self.crawford_game = "CrawfordGame" in self.rules
 
 
-def _number(text: str, where: str) -> int:
-    if not text.strip().isdigit():
-        raise SgfError(f"{where}: expected a whole number; got {text!r}")
-    return int(text)
+def _short(value: str) -> str:
+    """A property value as a message shows it: on one line, whole when short, else its start."""
+    value = " ".join(value[:200].split())
+    return value if len(value) <= 40 else value[:40] + "..."
+
+
+def _number(text: str, where: str, most: int = MAX_SCORE) -> int:
+    """A whole number from 0 to ``most`` written in ASCII digits (``isdigit`` and ``int`` take
+    other scripts' digits too)."""
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        raise SgfError(f"{where}: expected a whole number; got {quoted(text, 40)}")
+    if len(digits) > len(str(most)) or int(digits) > most:
+        raise SgfError(f"{where}: expected a whole number from 0 to {most}; got {quoted(text, 20)}")
+    return int(digits)
 
 
 def _check_header(h: _Header, first: _Header, match: Match, k: int) -> None:
     at = f"line {h.line}: game {k + 1}"
+    if k and first.index is not None and h.index is not None and h.index != first.index + k:
+        raise SgfError(f"{at}: MI[game:{h.index}] follows MI[game:{first.index + k - 1}]: a game is "
+                       "missing or out of order")
     if h.length != first.length:
         raise SgfError(f"{at}: MI gives the match length {h.length}, but the first game gave "
                        f"{first.length}")
@@ -476,7 +519,7 @@ def _replay(match: Match, tree: list[Node], header: _Header, last: bool) -> None
         try:
             _apply(game, player, text, then_resigned, where)
         except RuleError as e:
-            raise SgfError(f"{where}: {prop.name}[{text}] breaks the rules: {e}") from None
+            raise SgfError(f"{where}: {prop.name}[{_short(text)}] breaks the rules: {e}") from None
     _finish(game, header, number, last)
 
 
@@ -509,18 +552,18 @@ class _Setup:
             elif p.name == "PL":
                 who = p.values[0].strip().upper()
                 if who not in ("W", "B"):
-                    raise SgfError(f"line {p.line}: PL[{p.values[0]}] names no player (W or B)")
+                    raise SgfError(f"line {p.line}: PL[{_short(p.values[0])}] names no player (W or B)")
                 self.on_roll = "WB".index(who)
             elif p.name == "CV":
-                cube = _number(p.values[0], f"line {p.line}: CV[{p.values[0]}]")
+                cube = _number(p.values[0], f"line {p.line}: CV[{_short(p.values[0])}]")
                 if cube < 1 or cube & (cube - 1) or cube > 64:
-                    raise SgfError(f"line {p.line}: CV[{p.values[0]}]: the cube is a power of two "
+                    raise SgfError(f"line {p.line}: CV[{_short(p.values[0])}]: the cube is a power of two "
                                    "up to 64")
                 self.cube = cube
             elif p.name == "CP":
                 where = p.values[0].strip().lower()
                 if where not in ("c", "w", "b"):
-                    raise SgfError(f"line {p.line}: CP[{p.values[0]}]: the cube is centred (c) or "
+                    raise SgfError(f"line {p.line}: CP[{_short(p.values[0])}]: the cube is centred (c) or "
                                    "owned by W or B")
                 self.owner = {"c": CENTERED, "w": 0, "b": 1}[where]
 
@@ -572,7 +615,7 @@ def _apply(game: Game, player: int, text: str, then_resigned: bool, at: str) -> 
         return
     m = _MOVE_RE.match(text)
     if not m:
-        raise SgfError(f"{at}: {'WB'[player]}[{text}] is no action: expected the dice and the steps "
+        raise SgfError(f"{at}: {'WB'[player]}[{_short(text)}] is no action: expected the dice and the steps "
                        "such as 31hefe, or double, take, drop")
     d1, d2, letters = int(m.group(1)), int(m.group(2)), m.group(3)
     game.replay_roll(player, (d1, d2), names=("W", "B"))  # a RuleError is placed by the caller
@@ -580,7 +623,7 @@ def _apply(game: Game, player: int, text: str, then_resigned: bool, at: str) -> 
         steps = [(letter_point(letters[k], player), letter_point(letters[k + 1], player))
                  for k in range(0, len(letters), 2)]
     except ValueError as e:
-        raise SgfError(f"{at}: {'WB'[player]}[{text}]: {e}") from None
+        raise SgfError(f"{at}: {'WB'[player]}[{_short(text)}]: {e}") from None
     if not steps and then_resigned and len(game.legal_moves()[0]):
         return  # rolled, then the game was resigned before moving
     try:

@@ -51,13 +51,14 @@ import re
 import numpy as np
 
 from bgnet.engine.board import as_board
-from bgnet.engine.state import CENTERED, GAME_PLAYING, MatchContext
+from bgnet.engine.state import CENTERED, GAME_PLAYING, MAX_SCORE, MatchContext, read_match_length
+from bgnet.errors import quoted
 
 PREFIX = "XGID="
 DEFAULT_MAX_CUBE_LOG2 = 10
 _FIELD_NAMES = ("position", "cube value", "cube position", "turn", "dice", "score of player 1",
                 "score of player 0", "Crawford/Jacoby", "match length", "maximum cube")
-_INT_RE = re.compile(r"^-?\d+$")
+_INT_RE = re.compile(r"^-?[0-9]{1,9}$")  # ASCII digits only: int() would read '١' too
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,10 +154,10 @@ def board_and_context_from_xgid(text: str) -> tuple[np.ndarray, MatchContext]:
         raise ValueError("XGID field 4 (turn) must be 1 (player 1, the bottom player) or -1; got 0")
     on_roll = 1 if turn == 1 else 0
     doubled, dice = _read_dice(fields[4])
-    score1 = _int_field(fields, 5, 0, None)
-    score0 = _int_field(fields, 6, 0, None)
+    score1 = _int_field(fields, 5, 0, MAX_SCORE)
+    score0 = _int_field(fields, 6, 0, MAX_SCORE)
     flags = _int_field(fields, 7, 0, 3)
-    length = _int_field(fields, 8, 0, None)
+    length = _match_length(fields)
     max_log2 = _int_field(fields, 9, 0, None)
     if cube_log2 > max_log2:
         raise ValueError(f"XGID field 2 (cube value): cube {2 ** cube_log2} is above the maximum cube "
@@ -182,14 +183,14 @@ def _split(text: str) -> list[str]:
     if len(fields) != 10:
         raise ValueError(f"an XGID has 10 fields separated by ':' (position, cube, cube position, "
                          f"turn, dice, two scores, Crawford/Jacoby, match length, max cube); "
-                         f"{text!r} has {len(fields)}")
+                         f"{quoted(text)} has {len(fields)}")
     return [f.strip() for f in fields]
 
 
 def _read_position(pos: str) -> tuple[np.ndarray, np.ndarray]:
     """Player 0's and player 1's sides (each counted from its own 1-point) from field 1."""
     if len(pos) != 26:
-        raise ValueError(f"XGID field 1 (position) has 26 characters; {pos!r} has {len(pos)}")
+        raise ValueError(f"XGID field 1 (position) has 26 characters; {quoted(pos)} has {len(pos)}")
     side0 = np.zeros(25, np.int8)
     side1 = np.zeros(25, np.int8)
     for k, c in enumerate(pos):
@@ -219,13 +220,23 @@ def _read_position(pos: str) -> tuple[np.ndarray, np.ndarray]:
 def _int_field(fields: list[str], i: int, lo: int, hi: int | None) -> int:
     text = fields[i]
     name = f"XGID field {i + 1} ({_FIELD_NAMES[i]})"
+    span = f"{lo} to {hi}" if hi is not None else f"at least {lo}"
     if not _INT_RE.match(text):
-        raise ValueError(f"{name} must be a whole number; got {text!r}")
+        if re.match(r"^-?[0-9]+$", text):  # too many digits to be any XGID's
+            raise ValueError(f"{name} must be {span}; got {quoted(text, 20)}")
+        raise ValueError(f"{name} must be a whole number written in the digits 0-9; got {quoted(text)}")
     v = int(text)
     if v < lo or (hi is not None and v > hi):
-        span = f"{lo} to {hi}" if hi is not None else f"at least {lo}"
         raise ValueError(f"{name} must be {span}; got {v}")
     return v
+
+
+def _match_length(fields: list[str]) -> int:
+    """Field 9, within the one bound on a match's length (:func:`~bgnet.engine.state.read_match_length`)."""
+    try:
+        return read_match_length(fields[8])
+    except ValueError as e:
+        raise ValueError(f"XGID field 9 (match length): {e}") from None
 
 
 def _read_dice(text: str) -> tuple[bool, tuple[int, int]]:
@@ -240,7 +251,7 @@ def _read_dice(text: str) -> tuple[bool, tuple[int, int]]:
     if len(text) == 2 and all("1" <= c <= "6" for c in text):
         return False, (int(text[0]), int(text[1]))
     raise ValueError(f"XGID field 5 (dice) must be '00' (not rolled), 'D' (double offered) or two "
-                     f"dice from 1 to 6 such as '52'; got {text!r}")
+                     f"dice from 1 to 6 such as '52'; got {quoted(text)}")
 
 
 def _read_crawford(flags: int, length: int, score: tuple[int, int], cube_log2: int) -> bool:

@@ -47,8 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bgnet.engine.board import as_board
-from bgnet.engine.state import CENTERED, MatchContext
-from bgnet.errors import BadArgument
+from bgnet.engine.state import CENTERED, MAX_SCORE, MatchContext, check_match_length
+from bgnet.errors import BadArgument, quoted
 from bgnet.play.advisor import Advisor
 
 FIELDS = 52  # values after "board:"
@@ -111,15 +111,13 @@ def parse_board(line: str) -> FibsBoard:
     parts = text[len("board:"):].split(":")
     if len(parts) != FIELDS:
         raise ProtocolError(f"a board line has {FIELDS} fields after 'board:'; got {len(parts)}")
-    try:
-        v = [int(x) for x in parts[2:]]
-    except ValueError:
-        bad = next(x for x in parts[2:] if not x.lstrip("-").isdigit())
-        raise ProtocolError(f"board fields after the two names are whole numbers; got {bad!r}") from None
-    for i, x in enumerate(v):
-        if abs(x) > MAX_VALUE:
-            shown = parts[i + 2] if len(parts[i + 2]) <= 20 else parts[i + 2][:20] + "..."
-            raise ProtocolError(f"board field {i + 3} after 'board:' is out of range: {shown}")
+    for i, x in enumerate(parts[2:]):
+        digits = x.strip().removeprefix("-")
+        if not (digits.isascii() and digits.isdigit()):  # int() would take '١' too
+            raise ProtocolError(f"board fields after the two names are whole numbers; got {quoted(x, 20)}")
+        if len(digits) > 10 or int(digits) > MAX_VALUE:
+            raise ProtocolError(f"board field {i + 3} after 'board:' is out of range: {quoted(x, 20)}")
+    v = [int(x) for x in parts[2:]]
     return FibsBoard(
         player=parts[0], opponent=parts[1], match_length=v[0], score=(v[1], v[2]),
         points=tuple(v[3:29]), turn=v[29], dice=(v[30], v[31]), opponent_dice=(v[32], v[33]),
@@ -167,10 +165,18 @@ def interpret(fb: FibsBoard, *, jacoby: bool = True, player: int | None = None) 
     cube = fb.cube
     if cube < 1 or cube & (cube - 1):
         raise ProtocolError(f"the cube is a power of two; got {cube}")
-    if fb.match_length and max(score) >= fb.match_length:
-        raise ProtocolError(f"the score {score[0]}-{score[1]} has already won the "
-                            f"{fb.match_length}-point match")
+    if cube > 1 << 15:
+        raise ProtocolError(f"the cube is at most 32768; got {cube}")
     length = 0 if fb.match_length == 9999 else fb.match_length  # FIBS: 9999 = unlimited
+    try:
+        check_match_length(length)
+    except ValueError as e:
+        raise ProtocolError(f"board field 3 (match length): {e}") from None
+    if min(score) < 0 or max(score) > MAX_SCORE:
+        raise ProtocolError(f"a score is 0 to {MAX_SCORE} points; got {score[0]}-{score[1]}")
+    if length and max(score) >= length:
+        raise ProtocolError(f"the score {score[0]}-{score[1]} has already won the "
+                            f"{length}-point match")
     ctx = MatchContext(cube_value=cube, cube_owner=owner if cube > 1 else CENTERED,
                        player_on_roll=on_roll, turn=asked, dice=_dice(fb.dice),
                        match_length=length, score=score, jacoby=jacoby and not length)

@@ -225,8 +225,9 @@ class PlaySession:
         return DONE if game.over else STAY
 
     def _hint(self, args: list[str]) -> None:
-        if args and (not args[0].isdigit() or int(args[0]) < 1):
-            self.write(f"hint takes a number of moves to show, e.g. hint 3; got {args[0]!r}.")
+        # ASCII digits, a few: isdigit() and int() take other scripts' digits and any size
+        if args and (not (args[0].isascii() and args[0].isdigit()) or len(args[0]) > 4 or int(args[0]) < 1):
+            self.write(f"hint takes a number of moves to show, e.g. hint 3; got {args[0][:20]!r}.")
             return
         self.write(self.table.hint(int(args[0]) if args else None).text)
 

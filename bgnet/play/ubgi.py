@@ -19,7 +19,8 @@ the engines that speak it (wildbg's) answer; :file:`docs/GUIDE.md` has the whole
     go role eval                 -> info role eval win ... equity ..., bestmove none
     stop, quit, d
     XGID=... or board:...        (the draft's bare position line) -> the action alone: a move,
-                                 double, roll, take or drop; an empty line when no move is legal
+                                 double, roll, take or drop; an empty line when no move is legal;
+                                 an error line for a position it cannot read
 
 The handshake ends with ``ubgiok`` and then ``readyok``: the draft closes it with ``readyok``
 and the engines that speak it (and the GUIs that drive them) with ``ubgiok``, so a GUI of either
@@ -53,7 +54,8 @@ import numpy as np
 
 from bgnet.bots.base import Bot
 from bgnet.engine.board import check_die, game_result, start_position, swap
-from bgnet.engine.state import CENTERED, MatchContext
+from bgnet.engine.state import CENTERED, MAX_SCORE, MatchContext, read_match_length
+from bgnet.errors import quoted, shortened
 from bgnet.play.advisor import Advisor
 
 PROTOCOL = "UBGI"
@@ -70,7 +72,13 @@ class UbgiError(Exception):
         self.kind, self.what, self.why = kind, what, why
 
     def line(self) -> str:
-        return "error " + " ".join(str(self).split())
+        return shortened("error " + " ".join(str(self).split()))
+
+
+def _is_number(word: str) -> bool:
+    """Whether ``word`` is a whole number in ASCII digits (``str.isdigit`` and ``int`` take other
+    scripts' digits, such as '١', too)."""
+    return word.isascii() and word.isdigit()
 
 
 def move_words(steps) -> str:
@@ -208,7 +216,7 @@ class UbgiEngine:
                             "name NAME value VALUE'")
         key = name.lower()
         if key == "ply" and self.has_depth():
-            if not sep or not value.isdigit() or int(value) > 2:
+            if not sep or not _is_number(value) or len(value) > 3 or int(value) > 2:
                 raise UbgiError("bad_argument", "ply", f"a search depth 0, 1 or 2; got {value!r}")
             ply = int(value)
             self.bot = self.load(self._spec_at(ply))
@@ -236,13 +244,14 @@ class UbgiEngine:
         words = [w.lower() for w in args]
         if not words or words == ["money"]:
             length = 0
-        elif len(words) in (1, 2) and words[-1].isdigit() and words[0] in ("match", "length", words[-1]):
-            length = int(words[-1])
+        elif len(words) in (1, 2) and words[0] in ("match", "length", words[-1]):
+            try:
+                length = read_match_length(words[-1])
+            except ValueError as e:
+                raise UbgiError("bad_argument", "newsession", str(e)) from None
         else:
             raise UbgiError("bad_argument", "newsession", "expected 'newsession money' or "
                             "'newsession match N'")
-        if length > 32767:
-            raise UbgiError("bad_argument", "newsession", f"a match length up to 32767; got {length}")
         self.length = length
         self._new_session()
         return []
@@ -255,9 +264,12 @@ class UbgiEngine:
 
     def _cmd_setscore(self, args, text) -> list[str]:
         nums = [a for a in args if a.lower() != "crawford"]
-        if len(nums) != 2 or not all(n.isdigit() for n in nums):
+        if len(nums) != 2 or not all(_is_number(n) for n in nums):
             raise UbgiError("bad_argument", "setscore", "expected 'setscore P0 P1 [crawford]' (points "
                             "won by players 0 and 1)")
+        if any(len(n) > 5 or int(n) > MAX_SCORE for n in nums):
+            raise UbgiError("bad_argument", "setscore", f"a score is 0 to {MAX_SCORE} points; got "
+                            f"{quoted(nums[0], 20)} {quoted(nums[1], 20)}")
         score = (int(nums[0]), int(nums[1]))
         crawford = any(a.lower() == "crawford" for a in args)
         if self.length and max(score) >= self.length:
@@ -270,11 +282,12 @@ class UbgiEngine:
         return []
 
     def _cmd_setcube(self, args, text) -> list[str]:
-        if not args or not args[0].isdigit():
+        if not args or not _is_number(args[0]):
             raise UbgiError("bad_argument", "setcube", "expected 'setcube VALUE [centred|p0|p1]'")
-        value = int(args[0])
+        value = int(args[0]) if len(args[0]) <= 5 else 0  # more digits: far past the bound
         if value < 1 or value & (value - 1) or value > 64:
-            raise UbgiError("bad_argument", "setcube", f"the cube is a power of two up to 64; got {value}")
+            raise UbgiError("bad_argument", "setcube", f"the cube is a power of two up to 64; got "
+                            f"{quoted(args[0], 20)}")
         where = args[1].lower() if len(args) > 1 else "centred"
         owners = {"centred": CENTERED, "centered": CENTERED, "center": CENTERED, "centre": CENTERED,
                   "c": CENTERED, "p0": 0, "p1": 1, "0": 0, "1": 1}
@@ -331,7 +344,7 @@ class UbgiEngine:
 
     def _cmd_dice(self, args, text) -> list[str]:
         digits = "".join(args)
-        if len(digits) != 2 or not digits.isdigit():
+        if len(digits) != 2 or not _is_number(digits):
             raise UbgiError("bad_argument", "dice", "expected 'dice D1 D2' with dice from 1 to 6")
         try:
             self.dice = (check_die(int(digits[0]), "the first die"), check_die(int(digits[1]), "the second die"))
@@ -357,7 +370,7 @@ class UbgiEngine:
             if word not in _SEARCH_LIMITS:
                 raise UbgiError("bad_argument", "go", f"unknown word {rest[k][:40]!r}")
             value = rest[k + 1:k + 1 + _SEARCH_LIMITS[word]]
-            if len(value) < _SEARCH_LIMITS[word] or not all(v.isdigit() for v in value):
+            if len(value) < _SEARCH_LIMITS[word] or not all(_is_number(v) for v in value):
                 raise UbgiError("bad_argument", "go", f"{word} takes a whole number")
             k += 1 + _SEARCH_LIMITS[word]
         board = self._need_board()
@@ -479,8 +492,7 @@ class UbgiEngine:
                 board, ctx = pos.board, pos.context_or_default()
                 kind = "take" if ctx.double_offered else "move" if ctx.dice[0] else "cube"
         except ValueError as e:
-            self.log(f"cannot use the position {text[:80]!r}: {e}")
-            return ["sorry"]
+            raise UbgiError("bad_argument", "invalid_position", str(e)) from None
         if kind in ("take", "beaver"):
             d = self.advisor.cube_decision(board, ctx)
             return ["take" if kind == "beaver" or d is None or d.take else "drop"]

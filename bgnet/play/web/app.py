@@ -20,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from bgnet.engine.state import MatchContext
+from bgnet.engine.state import MAX_MATCH_LENGTH, MatchContext
 from bgnet.play.web.answers import Answers
 from bgnet.play.web.games import GameStore
 from bgnet.play.web.positions import (
@@ -173,7 +173,7 @@ def _with_points(fn, params):
     for name, who in (("x_away", "the side to move"), ("o_away", "the opponent")):
         params.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, annotation=int | None,
-            default=Query(None, ge=1, le=64, description=f"points {who} needs to win the match "
+            default=Query(None, ge=1, le=MAX_MATCH_LENGTH, description=f"points {who} needs to win the match "
                           "(give both for match play; money play without them)")))
     fn.__signature__ = inspect.Signature(params)
     return fn

@@ -18,10 +18,11 @@ from typing import Any, Literal
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
+from bgnet.engine.state import MAX_MATCH_LENGTH
 from bgnet.formats.names import MAX_NAME, player_name
 from bgnet.play.web.service import ApiError
 
-MAX_MATCH = 64
+MAX_MATCH = MAX_MATCH_LENGTH  # GNU Backgammon's limit, as everywhere in bgnet
 
 
 class _Answer(BaseModel):

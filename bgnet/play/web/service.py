@@ -17,15 +17,15 @@ import asyncio
 import concurrent.futures
 import functools
 
+from bgnet.errors import shortened
+
 
 class ApiError(Exception):
     """A request the server cannot answer: ``status`` (HTTP) and a message that says why."""
 
-    MAX_MESSAGE = 400  # a message quotes what was sent: a hostile 100 kB parameter is not echoed
-
     def __init__(self, status: int, message: str):
-        if len(message) > self.MAX_MESSAGE:
-            message = message[:self.MAX_MESSAGE] + "... (cut)"
+        # a message quotes what was sent: a hostile 100 kB parameter is not echoed
+        message = shortened(message)
         super().__init__(message)
         self.status = status
         self.message = message
