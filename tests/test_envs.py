@@ -19,6 +19,7 @@ from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 from bgnet.engine.board import start_position  # noqa: E402
 from bgnet.engine.movegen import generate  # noqa: E402
+from bgnet.engine.position_id import board_from_position_id  # noqa: E402
 from bgnet.engine.sampling import random_chooser, sample_positions  # noqa: E402
 from bgnet.envs import (  # noqa: E402
     ENV_ID,
@@ -26,11 +27,11 @@ from bgnet.envs import (  # noqa: E402
     BackgammonEnv,
     BackgammonVectorEnv,
     IllegalAction,
+    aec,
     legal_afterstates,
     observation_bounds,
     observations,
 )
-from bgnet.envs import aec  # noqa: E402
 from bgnet.envs.core import canonical_order  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,11 +86,10 @@ def test_actions_are_the_canonically_ordered_afterstates():
 
 
 def test_the_most_moves_found_fit_the_action_space():
-    b = np.zeros((2, 25), np.int8)
-    b[1, [5, 7, 9, 11, 13, 15, 17, 19, 21, 23]] = [1, 2, 1, 2, 1, 2, 2, 1, 2, 1]
-    b[0, [0, 1]] = 1
+    # The most distinct moves tools/max_moves.py found (GNU Backgammon counts as many).
+    b = board_from_position_id("AAAA/3+UUkopKQ")
     after, _, offsets = legal_afterstates(b[None], np.array([[1, 1]]))
-    assert 500 < len(after) <= MAX_ACTIONS
+    assert len(after) == 2226 <= MAX_ACTIONS
     order = canonical_order(after, offsets)
     assert (order == np.arange(len(after))).all()  # already sorted: sorting is stable
 
@@ -255,14 +255,11 @@ def test_a_seeded_single_env_replays_its_game():
 ])
 def test_a_won_game_pays_its_points(opp_side, points):
     env = BackgammonEnv()
-    env.reset(seed=0)
-    games = env.games
     board = np.zeros((2, 25), np.int8)
     board[1, 0] = 1  # the agent's last checker, on its 1-point
     for index, count in opp_side.items():
         board[0, index] = count
-    games.boards[0], games.dice[0] = board, (6, 5)
-    games.prepare()
+    env.reset(seed=0, options={"position": board, "dice": (6, 5)})
     obs, reward, terminated, truncated, _ = env.step(0)
     assert (reward, terminated, truncated) == (points, True, False)
     assert obs["action_mask"].sum() == 0
@@ -273,14 +270,12 @@ def test_a_won_game_pays_its_points(opp_side, points):
 def test_a_lost_game_costs_its_points():
     """The opponent bears off its last checker in its reply: the agent loses a gammon."""
     env = BackgammonEnv()
-    env.reset(seed=0)
-    games = env.games
     board = np.zeros((2, 25), np.int8)
-    board[1, 10] = 14  # the agent: 14 checkers, none off, its 11-point
+    board[1, 10] = 14  # the agent: 15 checkers, none off, on its 11- and 12-points
     board[1, 11] = 1
     board[0, 0] = 1  # the opponent's last checker
-    games.boards[0], games.dice[0] = board, (1, 1)
-    games.prepare()
+    obs, _ = env.reset(seed=0, options={"position": board, "dice": (1, 1)})
+    assert obs["observation"][-12] == 1 and obs["observation"][-6] == 1  # the dice given: 1-1
     _, reward, terminated, _, _ = env.step(0)
     assert (reward, terminated) == (-2.0, True)
 
@@ -302,6 +297,10 @@ def test_an_illegal_action_loses_or_raises():
     assert two.rewards == {mover: -1, other: 1} and all(two.terminations.values())
     with pytest.raises(ValueError, match="illegal_action"):
         BackgammonEnv(illegal_action="ignore")
+    with pytest.raises(ValueError, match="from 1 to 6"):
+        env.reset(options={"position": "4HPwATDgc/ABMA", "dice": (7, 1)})
+    with pytest.raises(ValueError):
+        env.reset(options={"position": "not an ID"})
 
 
 def test_aec_rewards_are_zero_sum_points():
@@ -345,9 +344,13 @@ def test_render_draws_the_board():
     assert "player_0" in two.render()
 
 
-def test_the_training_example_runs():
+@pytest.mark.parametrize("script, args, words", [
+    ("train_vector_td.py", ["--tiny"], "vs random"),
+    ("play_vs_bgnet_deep.py", ["--quiet", "--seed", "1"], "against bgnet-deep"),
+])
+def test_the_examples_run(script, args, words):
     env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's bgnet, whatever is installed
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "train_vector_td.py"), "--tiny"],
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args],
                           capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr
-    assert "vs random" in done.stdout
+    assert words in done.stdout

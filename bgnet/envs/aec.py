@@ -22,35 +22,37 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from bgnet.engine.board import game_result, start_position
+from bgnet.engine.board import start_position
 from bgnet.envs.core import (
     MAX_ACTIONS,
+    DiceStream,
     IllegalAction,
+    Turns,
     check_illegal_action_rule,
-    legal_afterstates,
-    observations,
+    observe_one,
     opening_rolls,
-    roll_dice,
+    with_mask,
 )
 from bgnet.envs.single import observation_space, render_text
 
 AGENTS = ("player_0", "player_1")
-_NO_DICE = np.zeros((1, 2), np.int64)
+RENDER_MODES = ("ansi", "human")
+_NO_DICE = np.zeros(2, np.int64)
 
 
 class BackgammonAEC(AECEnv):
     """Backgammon for two agents (``encoding``, ``illegal_action`` as for
-    :class:`bgnet.envs.single.BackgammonEnv`). Use :func:`env` for the order-enforcing wrapper
-    PettingZoo's own environments come in."""
+    :class:`bgnet.envs.single.BackgammonEnv`). Between steps ``board`` is the position with the
+    checkers of the agent ``AGENTS[on_roll]`` in ``board[1]``, ``dice`` its roll."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "bgnet_backgammon_v0",
+    metadata = {"render_modes": list(RENDER_MODES), "name": "bgnet_backgammon_v0",
                 "is_parallelizable": False, "render_fps": 1}
 
     def __init__(self, encoding: str = "tesauro", render_mode: str | None = None,
                  illegal_action: str = "lose"):
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None; "
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be one of {list(RENDER_MODES)} or None; "
                              f"got {render_mode!r}")
         self.encoding = encoding
         self.render_mode = render_mode
@@ -63,6 +65,10 @@ class BackgammonAEC(AECEnv):
         self.on_roll = 0  # index of the agent whose checkers are board[1]
         self.dice = np.zeros(2, np.int64)
         self._after = np.zeros((0, 2, 25), np.int8)
+        self._obs = np.zeros(0, np.float32)  # the observation of the player on roll
+        self._won = np.zeros(0, np.int8)  # the points each of its afterstates wins at once
+        self._turns = Turns(encoding)
+        self._rolls: DiceStream | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -78,7 +84,8 @@ class BackgammonAEC(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._rolls = DiceStream(self.np_random)
         dice, first = opening_rolls(self.np_random, 1)
         self.board = start_position()
         self.on_roll = 0 if first[0] else 1
@@ -88,13 +95,15 @@ class BackgammonAEC(AECEnv):
             self.render()
 
     def step(self, action) -> None:
+        if self._rolls is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0
-        self._clear_rewards()
         mover, other = self.on_roll, 1 - self.on_roll
+        self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0
         a = int(action)
         if not 0 <= a < len(self._after):
             if self.illegal_action == "raise":
@@ -104,28 +113,29 @@ class BackgammonAEC(AECEnv):
             self.infos[agent] = {"illegal_action": True}
         else:
             after = self._after[a]
-            points = game_result(after)
+            points = int(self._won[a])
             if points:
                 self.board = after.copy()  # the winner's checkers stay in board[1]
                 self._finish(mover, points)
             else:
                 self.board = after[::-1].copy()
                 self.on_roll = other
-                self.dice = roll_dice(self.np_random, 1)[0]
+                self.dice = self._rolls.roll()
                 self._prepare_turn()
-        self._accumulate_rewards()
+        if self.rewards[agent]:  # only the last step pays
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self._rolls is None:
+            raise RuntimeError("call reset() before observe()")
         me = AGENTS.index(agent)
         on_roll = me == self.on_roll and not self.terminations[agent]
         board = self.board if me == self.on_roll else self.board[::-1]
-        obs = observations(board[None], self.dice[None] if on_roll else _NO_DICE, self.encoding)[0]
-        mask = np.zeros(MAX_ACTIONS, np.int8)
         if on_roll:
-            mask[:len(self._after)] = 1
-        return {"observation": obs, "action_mask": mask}
+            return with_mask(self._obs, len(self._after))
+        return observe_one(board, _NO_DICE, 0, self.encoding)
 
     def render(self) -> str | None:
         # player_0 is drawn at the bottom (X), whoever is on roll.
@@ -142,7 +152,7 @@ class BackgammonAEC(AECEnv):
 
     def _prepare_turn(self) -> None:
         """The legal afterstates of the player on roll, and its info."""
-        self._after, _, _ = legal_afterstates(self.board[None], self.dice[None])
+        self._after, self._won, self._obs = self._turns.play(self.board, self.dice)
         self.agent_selection = AGENTS[self.on_roll]
         self.infos[AGENTS[self.on_roll]] = {"afterstates": self._after, "dice": self.dice.copy()}
         self.infos[AGENTS[1 - self.on_roll]] = {}
@@ -158,9 +168,16 @@ class BackgammonAEC(AECEnv):
         self.agent_selection = AGENTS[1 - self.on_roll]
 
 
-def env(**kwargs) -> AECEnv:
-    """The two-player environment in PettingZoo's order-enforcing wrapper (``kwargs`` as for
-    :class:`BackgammonAEC`)."""
+def env(**kwargs) -> BackgammonAEC:
+    """The two-player environment (``kwargs`` as for :class:`BackgammonAEC`). It is not wrapped:
+    it checks its own actions and order (a step before ``reset`` is refused), and PettingZoo's
+    order-enforcing wrapper would double the cost of a step; :func:`wrapped_env` gives it in that
+    wrapper, as PettingZoo's own environments come."""
+    return BackgammonAEC(**kwargs)
+
+
+def wrapped_env(**kwargs) -> AECEnv:
+    """:func:`env` in PettingZoo's order-enforcing wrapper."""
     return wrappers.OrderEnforcingWrapper(BackgammonAEC(**kwargs))
 
 

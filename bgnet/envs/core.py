@@ -31,7 +31,8 @@ from numba import njit
 
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import RandomBot
-from bgnet.engine.board import game_results, start_position
+from bgnet.engine.api import generate_kept, workspace
+from bgnet.engine.board import game_result, game_results, start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import (
     CONTACT_PER_SIDE,
@@ -40,6 +41,8 @@ from bgnet.nn.encode import (
     EXTRA_START,
     TESAURO_SIDE,
     encode,
+    encode_compiled,
+    encoding_kind,
     num_features,
 )
 
@@ -47,8 +50,8 @@ from bgnet.nn.encode import (
 # each moving one of the mover's 15 checkers; the afterstate follows from how many of the four
 # steps each checker takes (its path, and so what it hits, is then fixed), a multiset of 4 out of
 # 15: C(18, 4) = 3060. Checkers on the same point are interchangeable, so the true maximum is
-# lower; the largest count found by searching positions with bgnet's generator is stated in the
-# guide. A play of two different dice is at most 15 x 15 checker pairs plus 15 single checkers
+# lower: the most found by searching positions (tools/max_moves.py) is 2,226, for 1-1 with fifteen
+# lone checkers spread out. A play of two different dice is at most 15 x 15 checker pairs plus 15 single checkers
 # playing the two dice in either order, far fewer. GNU Backgammon sizes its move lists by the same
 # bound.
 MAX_ACTIONS = 3060
@@ -59,7 +62,27 @@ PASS = 0  # the one action of a turn with no legal move
 def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
     """int64[n, 2] rolls, the higher die first."""
     d = rng.integers(1, 7, size=(n, 2))
-    return np.sort(d, axis=1)[:, ::-1].copy()
+    return np.stack([d.max(axis=1), d.min(axis=1)], axis=1)
+
+
+class DiceStream:
+    """Rolls one at a time, drawn from ``rng`` in blocks (a draw from a generator costs
+    microseconds whatever its size): the same generator state gives the same rolls."""
+
+    BLOCK = 1024
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+        self._block = np.zeros((0, 2), np.int64)
+        self._next = 0
+
+    def roll(self) -> np.ndarray:
+        """int64[2], the higher die first (a fresh array each call)."""
+        if self._next == len(self._block):
+            self._block = roll_dice(self.rng, self.BLOCK)
+            self._next = 0
+        self._next += 1
+        return self._block[self._next - 1].copy()
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,8 +193,73 @@ def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray,
     with no legal move has one row, itself, with empty steps: the pass."""
     after, steps, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
                                            np.ascontiguousarray(dice, np.int64))
+    after, steps = _in_canonical_order(after, steps, offsets)
+    return after, steps, offsets
+
+
+class Turns:
+    """One player's turns, each in one compiled call (the environments that play one game).
+
+    ``play(board, dice)`` gives ``(after, won, observation)``: the legal afterstates of ``board``
+    (the player on roll in ``board[1]``) with ``dice`` (higher first) in the canonical order (the
+    position itself when no move is legal), the points each afterstate wins at once (0 while the
+    game goes on) and the player's observation vector. It uses the engine's kept buffers: a batch
+    of one would set its tables up each time.
+    """
+
+    def __init__(self, encoding: str):
+        self.kind, self.features = encoding_kind(encoding), num_features(encoding)
+
+    def play(self, board: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ws = workspace()
+        board = np.ascontiguousarray(board, np.int8)
+        d1, d2 = int(dice[0]), int(dice[1])
+        after, won, obs = _turn(board, d1, d2, ws.boards, ws.moves, ws.ints, self.kind, self.features)
+        if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
+            after = legal_afterstates(board[None], np.array([[d1, d2]]))[0]
+            won = game_results(after)
+        return after, won, obs
+
+
+@njit(cache=True)
+def _turn(board, d1, d2, boards, moves, ints, kind, features):
+    obs = np.zeros((1, features + DICE_UNITS), np.float32)
+    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:, :features])
+    obs[0, features + d1 - 1] = 1.0
+    obs[0, features + 6 + d2 - 1] = 1.0
+    n = generate_kept(board, d1, d2, boards, moves, ints)
+    if n < 0:
+        return np.empty((0, 2, 25), np.int8), np.empty(0, np.int8), obs[0]
+    if n == 0:
+        out = np.empty((1, 2, 25), np.int8)
+        out[0] = board
+        return out, np.zeros(1, np.int8), obs[0]
+    offsets = np.array([0, n], np.int64)
+    order = canonical_order(boards[:n], offsets)
+    out = np.empty((n, 2, 25), np.int8)
+    won = np.empty(n, np.int8)
+    for r in range(n):
+        out[r] = boards[order[r]]
+        won[r] = game_result(out[r])
+    return out, won, obs[0]
+
+
+def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
+    """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
+    mask = np.zeros(MAX_ACTIONS, np.int8)
+    mask[:legal] = 1
+    return {"observation": obs.copy(), "action_mask": mask}
+
+
+@njit(cache=True)
+def _in_canonical_order(after, steps, offsets):
     order = canonical_order(after, offsets)
-    return after[order], steps[order], offsets
+    out_after = np.empty_like(after)
+    out_steps = np.empty_like(steps)
+    for r in range(order.shape[0]):
+        out_after[r] = after[order[r]]
+        out_steps[r] = steps[order[r]]
+    return out_after, out_steps
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,6 +320,20 @@ def _dice_units(dice, out, at):
         if lo > 0:
             out[i, at + hi - 1] = 1.0
             out[i, at + 6 + lo - 1] = 1.0
+
+
+def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) -> dict[str, np.ndarray]:
+    """The observation of one player: ``board`` from its side, the dice of its roll ((0, 0) when
+    it is not about to move) and its number of legal actions (0 when it is not on roll)."""
+    features = num_features(encoding)
+    obs = np.zeros(features + DICE_UNITS, np.float32)
+    obs[:features] = encode(board, encoding)[0]
+    if dice[0]:
+        obs[features + dice[0] - 1] = 1.0
+        obs[features + 6 + dice[1] - 1] = 1.0
+    mask = np.zeros(MAX_ACTIONS, np.int8)
+    mask[:legal] = 1
+    return {"observation": obs, "action_mask": mask}
 
 
 @njit(cache=True)
@@ -309,10 +411,9 @@ class AgentGames:
         k = int(which.sum())
         if not k:
             return
-        dice, agent_first = opening_rolls(rng, self.n)
-        later = roll_dice(rng, self.n)
+        dice, agent_first = opening_rolls(rng, k)
+        later = roll_dice(rng, k)
         boards = np.repeat(start_position()[None], k, axis=0)
-        dice, agent_first, later = dice[which], agent_first[which], later[which]
         bot_first = ~agent_first
         if bot_first.any():
             after, _ = self.bot.choose_moves(boards[bot_first], dice[bot_first])
