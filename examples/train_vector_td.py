@@ -5,7 +5,7 @@ plays the best, and learns from the next afterstate it chooses, or from the poin
 ends. It trains first against the random bot, then against pubeval, and is measured (greedy, no
 learning) against both after each phase. Everything runs on one CPU core.
 
-    pip install -e ".[envs,train,ref]"       # gymnasium, torch, and pubeval through gnubg-nn
+    pip install -c constraints.txt -e ".[envs,train,ref]"   # gymnasium, torch, pubeval (gnubg-nn)
     python3 examples/train_vector_td.py                   # the figures in the README
     python3 examples/train_vector_td.py --tiny            # a check that it runs (seconds)
 """
