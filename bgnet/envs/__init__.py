@@ -20,11 +20,12 @@ score). Needs ``pip install 'bgnet[envs]'`` (gymnasium and pettingzoo).
 """
 from __future__ import annotations
 
-from bgnet.errors import require
-
-require(("gymnasium",), "envs", "bgnet.envs")
-
-from gymnasium.envs.registration import register, registry  # noqa: E402
+try:
+    from gymnasium.envs.registration import register, registry
+except ModuleNotFoundError as e:  # the name of the missing package stays on the error
+    package = (e.name or "gymnasium").split(".")[0]
+    raise ModuleNotFoundError(f"bgnet.envs needs {package}, which comes with bgnet's 'envs' extra: "
+                              "pip install 'bgnet[envs]'", name=package) from e
 
 from bgnet.envs.core import (  # noqa: E402
     DICE_UNITS,

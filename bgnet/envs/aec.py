@@ -19,8 +19,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ModuleNotFoundError as e:  # the name of the missing package stays on the error
+    package = (e.name or "gymnasium").split(".")[0]
+    raise ModuleNotFoundError(f"bgnet.envs.aec needs {package}, which comes with bgnet's 'envs' extra: "
+                              "pip install 'bgnet[envs]'", name=package) from e
 
 from bgnet.engine.board import start_position
 from bgnet.envs.core import (
