@@ -1,8 +1,9 @@
 """Your policy against bgnet-deep: one game in the terminal, the board drawn after every move.
 
-A policy is any function from the environment's observation and info to an action. Two are here:
-a net saved by train_vector_td.py (``--net``), which values the legal afterstates that ``info``
-lists, and without one a simple hand-made policy (hit when possible, then make points, then race).
+A policy is any function that picks one of the legal afterstates (``env.unwrapped.afterstates()``,
+in action order) and returns its index, the action. Two are here: a net saved by
+train_vector_td.py (``--net``), and without one a simple hand-made policy (hit when possible, then
+make points, then race).
 
     python3 examples/play_vs_bgnet_deep.py                       # the hand-made policy
     python3 examples/train_vector_td.py --save td.pt && python3 examples/play_vs_bgnet_deep.py --net td.pt
@@ -18,10 +19,10 @@ import bgnet.envs  # noqa: F401  (registers bgnet/Backgammon-v0)
 from bgnet.nn.encode import encode
 
 
-def hand_made(obs: dict, info: dict) -> int:
+def hand_made(afterstates: np.ndarray) -> int:
     """The afterstate that leaves the opponent most checkers on the bar, then the most points
     made (two or more checkers), then the fewest pips to go."""
-    after = info["afterstates"].astype(np.int64)  # [opponent, me_after], in action order
+    after = afterstates.astype(np.int64)  # [opponent, me_after], in action order
     on_bar = after[:, 0, 24]
     made = (after[:, 1, :24] >= 2).sum(axis=1)
     pips = (after[:, 1] * np.arange(1, 26)).sum(axis=1)
@@ -36,9 +37,9 @@ def net_policy(path: str, encoding: str, hidden: int):
                               torch.nn.Sigmoid(), torch.nn.Linear(hidden, 1))
     net.load_state_dict(torch.load(path))
 
-    def policy(obs: dict, info: dict) -> int:
+    def policy(afterstates: np.ndarray) -> int:
         with torch.no_grad():
-            values = net(torch.from_numpy(encode(info["afterstates"], encoding))).reshape(-1)
+            values = net(torch.from_numpy(encode(afterstates, encoding))).reshape(-1)
         return int(values.argmax())
 
     return policy
@@ -55,10 +56,10 @@ def main() -> int:
     a = ap.parse_args()
     policy = net_policy(a.net, a.encoding, a.hidden) if a.net else hand_made
     env = gym.make("bgnet/Backgammon-v0", opponent=a.opponent, render_mode=None if a.quiet else "human")
-    obs, info = env.reset(seed=a.seed)
+    env.reset(seed=a.seed)
     done, reward, moves = False, 0.0, 0
     while not done:
-        obs, reward, done, _, info = env.step(policy(obs, info))
+        _, reward, done, _, _ = env.step(policy(env.unwrapped.afterstates()))
         moves += 1
     result = {1: "won", 2: "won a gammon", 3: "won a backgammon"}.get(int(abs(reward)), "")
     print(f"after {moves} moves you {result if reward > 0 else result.replace('won', 'lost')} "

@@ -61,6 +61,14 @@ def test_pettingzoo_api_test_and_seed_test_pass():
     seed_test(aec.env, num_cycles=400)
 
 
+def test_gymnasiums_sync_vector_env_stacks_the_single_env():
+    envs = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="sync")
+    obs, info = envs.reset(seed=1)
+    obs, *_, info = envs.step(np.zeros(2, np.int64))
+    assert obs["action_mask"].shape == (2, MAX_ACTIONS) and info["dice"].shape == (2, 2)
+    envs.close()
+
+
 def test_make_vec_builds_the_vector_env_and_says_its_autoreset_mode():
     envs = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point")
     assert isinstance(envs.unwrapped, BackgammonVectorEnv)

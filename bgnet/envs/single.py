@@ -6,8 +6,11 @@ exported bot: whatever :func:`bgnet.load_bot` takes) or given as a :class:`bgnet
 step is one move of the agent and, while the game goes on, the bot's reply: the dice of both are
 rolled inside ``step``. The agent is first to move after ``reset`` unless the opening roll went to
 the bot, which has then already played. The action encoding, observation and rewards are
-described in :mod:`bgnet.envs.core`; ``info`` holds the legal afterstates in action order
-(``info["afterstates"]``, int8[n, 2, 25], ``[opponent, agent_after]``) and the dice.
+described in :mod:`bgnet.envs.core`; ``info["dice"]`` is the agent's roll and
+:meth:`BackgammonEnv.afterstates` its legal afterstates in action order (int8[n, 2, 25],
+``[opponent, agent_after]``), for agents that value afterstates. They are not in ``info``:
+Gymnasium's sync and async vector environments stack every info array, and their number changes
+from turn to turn.
 
 ``reset(options={"position": POSITION, "dice": (d1, d2)})`` starts from a chosen position
 instead of the opening: a GNU Backgammon Position ID or an int8[2, 25] board, the agent on roll
@@ -151,6 +154,11 @@ class BackgammonEnv(gym.Env):
             self.render()
         return self._observation(), reward, self.over, False, self._info()
 
+    def afterstates(self) -> np.ndarray:
+        """A copy of the agent's legal afterstates (``[opponent, agent_after]``), in action order;
+        none once the game is over. Through wrappers: ``env.unwrapped.afterstates()``."""
+        return self.after.copy()
+
     def action_masks(self) -> np.ndarray:
         """bool[MAX_ACTIONS]: the legal actions now (the form sb3-contrib's maskable PPO asks for)."""
         return np.arange(MAX_ACTIONS) < len(self.after)
@@ -192,7 +200,7 @@ class BackgammonEnv(gym.Env):
         return with_mask(self._obs, len(self.after))
 
     def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"afterstates": self.after.copy(), "dice": self.dice.copy()}
+        info: dict[str, Any] = {"dice": self.dice.copy()}
         if self._illegal:
             info["illegal_action"] = True
         return info
