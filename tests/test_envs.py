@@ -93,6 +93,17 @@ def test_actions_are_the_canonically_ordered_afterstates():
     assert {a.tobytes() for a in first} == reference
 
 
+def test_every_segment_is_sorted_small_or_large():
+    boards, dice = sample_positions(400, seed=8)
+    dice[::2, 1] = dice[::2, 0]  # doubles: many segments past the insertion sort's 24 rows
+    after, _, offsets = legal_afterstates(boards, dice)
+    key = lambda r: tuple(r[1, ::-1]) + tuple(r[0, ::-1])  # noqa: E731
+    assert (np.diff(offsets) > 24).sum() > 20
+    for i in range(len(boards)):
+        keys = [key(r) for r in after[offsets[i]:offsets[i + 1]]]
+        assert all(a < b for a, b in zip(keys, keys[1:])), i
+
+
 def test_the_most_moves_found_fit_the_action_space():
     # The most distinct moves tools/max_moves.py found (GNU Backgammon counts as many).
     b = board_from_position_id("AAAA/3+UUkopKQ")

@@ -50,13 +50,12 @@ from bgnet.nn.encode import (
 # each moving one of the mover's 15 checkers; the afterstate follows from how many of the four
 # steps each checker takes (its path, and so what it hits, is then fixed), a multiset of 4 out of
 # 15: C(18, 4) = 3060. Checkers on the same point are interchangeable, so the true maximum is
-# lower: the most found by searching positions (tools/max_moves.py) is 2,226, for 1-1 with fifteen
-# lone checkers spread out. A play of two different dice is at most 15 x 15 checker pairs plus 15 single checkers
-# playing the two dice in either order, far fewer. GNU Backgammon sizes its move lists by the same
-# bound.
+# lower: the most found by searching positions (tools/max_moves.py) is 2,226, for 1-1 with
+# fifteen lone checkers spread out. A play of two different dice is at most 15 x 15 checker pairs
+# plus 15 single checkers playing the two dice in either order, far fewer. GNU Backgammon sizes its
+# move lists by the same bound.
 MAX_ACTIONS = 3060
 DICE_UNITS = 12  # one-hot of the higher die, then of the lower
-PASS = 0  # the one action of a turn with no legal move
 
 
 def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
