@@ -342,8 +342,11 @@ def test_aec_rewards_are_zero_sum_points():
 # opponents, rendering, the example
 
 
-def test_a_shipped_bot_is_an_opponent_by_its_spec():
-    env = gym.make(ENV_ID, opponent="bgnet-default")
+@pytest.mark.parametrize("spec", ["bgnet-default", "pubeval", "gnubg:0"])
+def test_a_bot_is_an_opponent_by_its_spec(spec):
+    if spec != "bgnet-default":
+        pytest.importorskip("gnubg_nn")
+    env = gym.make(ENV_ID, opponent=spec)
     obs, _ = env.reset(seed=2)
     rng = np.random.default_rng(2)
     done = False
@@ -363,6 +366,7 @@ def test_render_draws_the_board():
     assert "player_0" in two.render()
 
 
+@pytest.mark.slow  # a fresh interpreter each: torch, the bots and the compiled code to load
 @pytest.mark.parametrize("script, args, words", [
     ("train_vector_td.py", ["--tiny"], "vs random"),
     ("play_vs_bgnet_deep.py", ["--quiet", "--seed", "1"], "against bgnet-deep"),
