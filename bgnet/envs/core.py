@@ -395,7 +395,6 @@ class AgentGames:
         self.dice = np.zeros((n, 2), np.int64)
         self.live = np.zeros(n, bool)
         self.after = np.zeros((0, 2, 25), np.int8)
-        self.steps = np.zeros((0, 4, 2), np.int8)
         self.offsets = np.zeros(n + 1, np.int64)
 
     @property
@@ -473,17 +472,13 @@ class AgentGames:
         live = self.live
         counts = np.zeros(self.n, np.int64)
         if live.any():
-            self.after, self.steps, sub = legal_afterstates(self.boards[live], self.dice[live])
+            self.after, _, sub = legal_afterstates(self.boards[live], self.dice[live])
             counts[live] = np.diff(sub)
         else:
-            self.after, self.steps = self.after[:0], self.steps[:0]
+            self.after = self.after[:0]
         self.offsets = np.concatenate([[0], np.cumsum(counts)])
 
     def observation(self) -> dict[str, np.ndarray]:
         """``{"observation": float32[n, F + 12], "action_mask": int8[n, MAX_ACTIONS]}``, fresh arrays."""
         return {"observation": observations(self.boards, self.dice, self.encoding),
                 "action_mask": action_masks(self.counts)}
-
-    def afterstates_of(self, i: int) -> np.ndarray:
-        """A copy of game ``i``'s legal afterstates (``[opponent, agent_after]``), in action order."""
-        return self.after[self.offsets[i]:self.offsets[i + 1]].copy()
