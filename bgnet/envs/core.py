@@ -104,21 +104,25 @@ def _sort_keys(after):
     the 1-point, then the opponent's) as 4-bit digits, 15 to a word, the first count the most
     significant, so that comparing keys word by word compares the counts in that order."""
     m = after.shape[0]
-    keys = np.zeros((m, 4), np.int64)
+    keys = np.empty((m, 4), np.int64)
     for r in range(m):
-        w = 0
-        acc = np.int64(0)
-        digits = 0
-        for side in (1, 0):
-            for i in range(24, -1, -1):
-                acc = (acc << 4) | after[r, side, i]
-                digits += 1
-                if digits == 15:
-                    keys[r, w] = acc
-                    w += 1
-                    acc = np.int64(0)
-                    digits = 0
-        keys[r, 3] = acc << (4 * (15 - digits))
+        me = after[r, 1]
+        opp = after[r, 0]
+        w0 = np.int64(0)
+        for i in range(24, 9, -1):  # the mover's bar and points 24..10
+            w0 = (w0 << 4) | me[i]
+        w1 = np.int64(0)
+        for i in range(9, -1, -1):  # its points 9..1
+            w1 = (w1 << 4) | me[i]
+        for i in range(24, 19, -1):  # the opponent's bar and points 24..20
+            w1 = (w1 << 4) | opp[i]
+        w2 = np.int64(0)
+        for i in range(19, 4, -1):
+            w2 = (w2 << 4) | opp[i]
+        w3 = np.int64(0)
+        for i in range(4, -1, -1):
+            w3 = (w3 << 4) | opp[i]
+        keys[r, 0], keys[r, 1], keys[r, 2], keys[r, 3] = w0, w1, w2, w3 << 40
     return keys
 
 
@@ -185,6 +189,20 @@ def _merge_sort(keys, order, tmp, lo, hi):
         width *= 2
 
 
+@njit(cache=True)
+def _rows(rows, order):
+    """``rows[order]``, copied as flat bytes (faster than numba's copy of a sub-array per row)."""
+    m = order.shape[0]
+    width = rows.size // max(rows.shape[0], 1)
+    flat = rows.reshape(rows.shape[0], width)
+    out = np.empty((m, width), rows.dtype)
+    for r in range(m):
+        src = order[r]
+        for k in range(width):
+            out[r, k] = flat[src, k]
+    return out.reshape((m,) + rows.shape[1:])
+
+
 def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The legal afterstates of ``boards`` (int8[N, 2, 25], the mover in ``board[1]``) with
     ``dice`` (int[N, 2]) in the canonical order: ``(after int8[M, 2, 25], steps int8[M, 4, 2],
@@ -192,73 +210,15 @@ def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray,
     with no legal move has one row, itself, with empty steps: the pass."""
     after, steps, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
                                            np.ascontiguousarray(dice, np.int64))
-    after, steps = _in_canonical_order(after, steps, offsets)
-    return after, steps, offsets
-
-
-class Turns:
-    """One player's turns, each in one compiled call (the environments that play one game).
-
-    ``play(board, dice)`` gives ``(after, won, observation)``: the legal afterstates of ``board``
-    (the player on roll in ``board[1]``) with ``dice`` (higher first) in the canonical order (the
-    position itself when no move is legal), the points each afterstate wins at once (0 while the
-    game goes on) and the player's observation vector. It uses the engine's kept buffers: a batch
-    of one would set its tables up each time.
-    """
-
-    def __init__(self, encoding: str):
-        self.kind, self.features = encoding_kind(encoding), num_features(encoding)
-
-    def play(self, board: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ws = workspace()
-        board = np.ascontiguousarray(board, np.int8)
-        d1, d2 = int(dice[0]), int(dice[1])
-        after, won, obs = _turn(board, d1, d2, ws.boards, ws.moves, ws.ints, self.kind, self.features)
-        if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
-            after = legal_afterstates(board[None], np.array([[d1, d2]]))[0]
-            won = game_results(after)
-        return after, won, obs
-
-
-@njit(cache=True)
-def _turn(board, d1, d2, boards, moves, ints, kind, features):
-    obs = np.zeros((1, features + DICE_UNITS), np.float32)
-    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:, :features])
-    obs[0, features + d1 - 1] = 1.0
-    obs[0, features + 6 + d2 - 1] = 1.0
-    n = generate_kept(board, d1, d2, boards, moves, ints)
-    if n < 0:
-        return np.empty((0, 2, 25), np.int8), np.empty(0, np.int8), obs[0]
-    if n == 0:
-        out = np.empty((1, 2, 25), np.int8)
-        out[0] = board
-        return out, np.zeros(1, np.int8), obs[0]
-    offsets = np.array([0, n], np.int64)
-    order = canonical_order(boards[:n], offsets)
-    out = np.empty((n, 2, 25), np.int8)
-    won = np.empty(n, np.int8)
-    for r in range(n):
-        out[r] = boards[order[r]]
-        won[r] = game_result(out[r])
-    return out, won, obs[0]
-
-
-def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
-    """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
-    mask = np.zeros(MAX_ACTIONS, np.int8)
-    mask[:legal] = 1
-    return {"observation": obs.copy(), "action_mask": mask}
-
-
-@njit(cache=True)
-def _in_canonical_order(after, steps, offsets):
     order = canonical_order(after, offsets)
-    out_after = np.empty_like(after)
-    out_steps = np.empty_like(steps)
-    for r in range(order.shape[0]):
-        out_after[r] = after[order[r]]
-        out_steps[r] = steps[order[r]]
-    return out_after, out_steps
+    return _rows(after, order), _rows(steps, order), offsets
+
+
+def legal_afterstates_only(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(after, offsets)`` of :func:`legal_afterstates` without the steps: one copy fewer."""
+    after, _, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
+                                       np.ascontiguousarray(dice, np.int64))
+    return _rows(after, canonical_order(after, offsets)), offsets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,6 +295,13 @@ def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) 
     return {"observation": obs, "action_mask": mask}
 
 
+def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
+    """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
+    mask = np.zeros(MAX_ACTIONS, np.int8)
+    mask[:legal] = 1
+    return {"observation": obs.copy(), "action_mask": mask}
+
+
 @njit(cache=True)
 def _fill_masks(counts, out):
     for i in range(counts.shape[0]):
@@ -347,6 +314,56 @@ def action_masks(counts: np.ndarray) -> np.ndarray:
     out = np.zeros((len(counts), MAX_ACTIONS), np.int8)
     _fill_masks(np.asarray(counts, np.int64), out)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# one player's turn
+
+
+class Turns:
+    """One player's turns, each in one compiled call (the environments that play one game).
+
+    ``play(board, dice)`` gives ``(after, won, observation)``: the legal afterstates of ``board``
+    (the player on roll in ``board[1]``) with ``dice`` (higher first) in the canonical order (the
+    position itself when no move is legal), the points each afterstate wins at once (0 while the
+    game goes on) and the player's observation vector. It uses the engine's kept buffers: a batch
+    of one would set its tables up each time.
+    """
+
+    def __init__(self, encoding: str):
+        self.kind, self.features = encoding_kind(encoding), num_features(encoding)
+
+    def play(self, board: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ws = workspace()
+        board = np.ascontiguousarray(board, np.int8)
+        d1, d2 = int(dice[0]), int(dice[1])
+        after, won, obs = _turn(board, d1, d2, ws.boards, ws.moves, ws.ints, self.kind, self.features)
+        if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
+            after = legal_afterstates(board[None], np.array([[d1, d2]]))[0]
+            won = game_results(after)
+        return after, won, obs
+
+
+@njit(cache=True)
+def _turn(board, d1, d2, boards, moves, ints, kind, features):
+    obs = np.zeros((1, features + DICE_UNITS), np.float32)
+    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:, :features])
+    obs[0, features + d1 - 1] = 1.0
+    obs[0, features + 6 + d2 - 1] = 1.0
+    n = generate_kept(board, d1, d2, boards, moves, ints)
+    if n < 0:
+        return np.empty((0, 2, 25), np.int8), np.empty(0, np.int8), obs[0]
+    if n == 0:
+        out = np.empty((1, 2, 25), np.int8)
+        out[0] = board
+        return out, np.zeros(1, np.int8), obs[0]
+    offsets = np.array([0, n], np.int64)
+    order = canonical_order(boards[:n], offsets)
+    won = np.empty(n, np.int8)
+    out = _rows(boards[:n], order)
+    for r in range(n):
+        won[r] = game_result(out[r])
+    return out, won, obs[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,7 +489,7 @@ class AgentGames:
         live = self.live
         counts = np.zeros(self.n, np.int64)
         if live.any():
-            self.after, _, sub = legal_afterstates(self.boards[live], self.dice[live])
+            self.after, sub = legal_afterstates_only(self.boards[live], self.dice[live])
             counts[live] = np.diff(sub)
         else:
             self.after = self.after[:0]
