@@ -299,6 +299,15 @@ def test_a_lost_game_costs_its_points():
     assert (reward, terminated) == (-2.0, True)
 
 
+def test_a_step_before_reset_is_refused():
+    with pytest.raises(gym.error.ResetNeeded):
+        BackgammonEnv().step(0)
+    with pytest.raises(gym.error.ResetNeeded):
+        BackgammonVectorEnv(2).step(np.zeros(2, np.int64))
+    with pytest.raises(RuntimeError, match="reset"):
+        aec.env().step(0)
+
+
 def test_an_illegal_action_loses_or_raises():
     env = BackgammonEnv()
     env.reset(seed=1)

@@ -125,7 +125,9 @@ class BackgammonEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action):
-        if self.over or self._rolls is None:
+        if self._rolls is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.over:
             raise gym.error.ResetNeeded("the game is over: call reset() to start a new one")
         a = int(action)
         reward = 0.0

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
@@ -66,6 +67,7 @@ class BackgammonVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._ended = np.zeros(self.num_envs, bool)  # games to restart at the next step
         self._all = np.ones(self.num_envs, bool)
+        self._started = False
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """New games in every slot; ``seed`` makes every later game and roll reproducible."""
@@ -76,9 +78,12 @@ class BackgammonVectorEnv(VectorEnv):
         self.games.restart(self._all, self.np_random)
         self.games.prepare()
         self._ended[:] = False
+        self._started = True
         return self.games.observation(), {}
 
     def step(self, actions):
+        if not self._started:
+            raise ResetNeeded("call reset() before step()")
         rng = self.np_random
         restart = self._ended.copy()
         rewards, terminated, illegal = self.games.play(np.asarray(actions), ~restart, rng)
