@@ -2,7 +2,7 @@
 
 From the bottom: the shared utilities (``errors``, ``atomic``, ``resources``), the rules (``engine``), the file
 formats, the net / cube / bear-off code, the bots, then what uses bots (training, evaluation,
-play, export), the command line, and last the ``bgnet`` package itself (its lazy ``Bot``). Imports
+play, export, the environments), the command line, and last the ``bgnet`` package itself (its lazy ``Bot``). Imports
 inside functions count too: a lazy import still ties the packages together. Within a package,
 no circle between its files either.
 """
@@ -21,7 +21,7 @@ LAYERS = [
     {"formats"},
     {"nn", "cube", "bearoff"},
     {"bots"},
-    {"train", "measure", "play", "export", "analyze"},
+    {"train", "measure", "play", "export", "analyze", "envs"},
     {"cli"},
     {"bgnet"},
 ]

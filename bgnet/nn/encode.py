@@ -162,6 +162,24 @@ def encode_afterstates(after: np.ndarray, name: str, out: np.ndarray | None = No
     return out
 
 
+def encoding_kind(name: str) -> int:
+    """The number by which compiled callers of :func:`encode_compiled` name an encoding.
+
+    >>> encoding_kind("tesauro"), encoding_kind("contact")
+    (0, 2)
+    """
+    _check_name(name)
+    return _KIND[name]
+
+
+@njit(cache=True)
+def encode_compiled(boards, kind, roll_row, out):
+    """The kernel behind :func:`encode` (``roll_row`` 1) and :func:`encode_afterstates`
+    (``roll_row`` 0), for compiled code that has checked its arrays: int8[N, 2, 25] boards into
+    float32[N, F] ``out``, ``kind`` from :func:`encoding_kind`."""
+    _encode_batch(boards, kind, roll_row, out)
+
+
 # ---------------------------------------------------------------------------------------------
 # Compiled kernels. ``me`` is the side whose view is encoded (on roll), ``opp`` the other; both
 # are 25-long rows in their own numbering.

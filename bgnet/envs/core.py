@@ -1,0 +1,501 @@
+"""What the three environments share: the action encoding, the observations and their bounds,
+the dice, and many games of an agent against a bot advanced together.
+
+Actions. An action is a whole move: an index into the legal afterstates of the turn, ordered
+canonically (:func:`legal_afterstates`). The afterstates of a position are sorted by the mover's
+checkers after the move, read from the bar (index 24) down to the 1-point, fewest first, then by
+the opponent's checkers read the same way; so the order depends on the position and the dice
+alone (3-1 and 1-3 give the same list), not on how a generator finds the moves. The legal actions
+of a turn are always ``0 .. n - 1``; a turn with no legal move has one action, 0, which passes.
+The action space has :data:`MAX_ACTIONS` entries: no position has more distinct afterstates (see
+the constant).
+
+Observations. ``observation`` is float32: the position from the side of the player it is given
+to (its checkers first, as if it were on roll), in one of bgnet's input encodings
+(:data:`bgnet.nn.encode.ENCODINGS`: Tesauro's 198 raw inputs, or bgnet's 221 ``extended`` and 227
+``contact`` ones), then :data:`DICE_UNITS` units for the dice of that player's roll: a one-hot of
+the higher die, then a one-hot of the lower (both on the same unit for a double; all zero when the
+player is not about to move). ``action_mask`` is int8, 1 for each legal action.
+
+Rewards are the points of a finished game from the agent's side: +1, +2, +3 for a single game, a
+gammon, a backgammon won, the negatives for one lost; 0 on every other step. Cubeless money play.
+
+>>> after, steps, offsets = legal_afterstates(np.stack([start_position()] * 2), np.array([[3, 1], [1, 3]]))
+>>> offsets.tolist(), bool((after[:16] == after[16:]).all())
+([0, 16, 32], True)
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bgnet.bots.base import Bot
+from bgnet.bots.simple import RandomBot
+from bgnet.engine.api import generate_kept, workspace
+from bgnet.engine.board import game_result, game_results, start_position
+from bgnet.engine.movegen import generate_batch
+from bgnet.nn.encode import (
+    CONTACT_PER_SIDE,
+    CONTACT_START,
+    EXTRA_PER_SIDE,
+    EXTRA_START,
+    TESAURO_SIDE,
+    encode,
+    encode_compiled,
+    encoding_kind,
+    num_features,
+)
+
+# No position has more distinct legal afterstates than this. A play of a double is four steps,
+# each moving one of the mover's 15 checkers; the afterstate follows from how many of the four
+# steps each checker takes (its path, and so what it hits, is then fixed), a multiset of 4 out of
+# 15: C(18, 4) = 3060. Checkers on the same point are interchangeable, so the true maximum is
+# lower: the most found by searching positions (tools/max_moves.py) is 2,226, for 1-1 with
+# fifteen lone checkers spread out. A play of two different dice is at most 15 x 15 checker pairs
+# plus 15 single checkers playing the two dice in either order, far fewer. GNU Backgammon sizes its
+# move lists by the same bound.
+MAX_ACTIONS = 3060
+DICE_UNITS = 12  # one-hot of the higher die, then of the lower
+
+
+def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
+    """int64[n, 2] rolls, the higher die first."""
+    d = rng.integers(1, 7, size=(n, 2))
+    return np.stack([d.max(axis=1), d.min(axis=1)], axis=1)
+
+
+class DiceStream:
+    """Rolls one at a time, drawn from ``rng`` in blocks (a draw from a generator costs
+    microseconds whatever its size): the same generator state gives the same rolls."""
+
+    BLOCK = 1024
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+        self._block = np.zeros((0, 2), np.int64)
+        self._next = 0
+
+    def roll(self) -> np.ndarray:
+        """int64[2], the higher die first (a fresh array each call)."""
+        if self._next == len(self._block):
+            self._block = roll_dice(self.rng, self.BLOCK)
+            self._next = 0
+        self._next += 1
+        return self._block[self._next - 1].copy()
+
+
+def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(dice int64[n, 2], first bool[n])`` of ``n`` opening rolls: each player rolls one die, a
+    tie is rolled again, and the higher die's player starts with both numbers. ``first`` is True
+    where the first player (the agent, or ``player_0``) rolled the higher die."""
+    mine = rng.integers(1, 7, size=n)
+    theirs = (mine - 1 + rng.integers(1, 6, size=n)) % 6 + 1  # uniform over the five others
+    dice = np.stack([np.maximum(mine, theirs), np.minimum(mine, theirs)], axis=1)
+    return dice, mine > theirs
+
+
+# ---------------------------------------------------------------------------------------------
+# the canonical order of afterstates
+
+
+@njit(cache=True)
+def _sort_keys(after):
+    """int64[M, 4] sort keys: the 50 counts of each afterstate (the mover's from the bar down to
+    the 1-point, then the opponent's) as 4-bit digits, 15 to a word, the first count the most
+    significant, so that comparing keys word by word compares the counts in that order."""
+    m = after.shape[0]
+    keys = np.empty((m, 4), np.int64)
+    for r in range(m):
+        me = after[r, 1]
+        opp = after[r, 0]
+        w0 = np.int64(0)
+        for i in range(24, 9, -1):  # the mover's bar and points 24..10
+            w0 = (w0 << 4) | me[i]
+        w1 = np.int64(0)
+        for i in range(9, -1, -1):  # its points 9..1
+            w1 = (w1 << 4) | me[i]
+        for i in range(24, 19, -1):  # the opponent's bar and points 24..20
+            w1 = (w1 << 4) | opp[i]
+        w2 = np.int64(0)
+        for i in range(19, 4, -1):
+            w2 = (w2 << 4) | opp[i]
+        w3 = np.int64(0)
+        for i in range(4, -1, -1):
+            w3 = (w3 << 4) | opp[i]
+        keys[r, 0], keys[r, 1], keys[r, 2], keys[r, 3] = w0, w1, w2, w3 << 40
+    return keys
+
+
+@njit(cache=True, inline="always")
+def _less(keys, a, b):
+    for w in range(4):
+        if keys[a, w] != keys[b, w]:
+            return keys[a, w] < keys[b, w]
+    return False
+
+
+@njit(cache=True)
+def canonical_order(after, offsets):
+    """int64[M]: the rows of ``after`` with each position's afterstates (rows ``offsets[n]:
+    offsets[n + 1]``) in the canonical order; small segments sorted by insertion, large ones
+    by merging."""
+    keys = _sort_keys(after)
+    m = after.shape[0]
+    order = np.arange(m)
+    tmp = np.empty(m, np.int64)
+    for i in range(offsets.shape[0] - 1):
+        lo, hi = offsets[i], offsets[i + 1]
+        if hi - lo < 2:
+            continue
+        if hi - lo <= 24:
+            for r in range(lo + 1, hi):
+                x = order[r]
+                j = r - 1
+                while j >= lo and _less(keys, x, order[j]):
+                    order[j + 1] = order[j]
+                    j -= 1
+                order[j + 1] = x
+        else:
+            _merge_sort(keys, order, tmp, lo, hi)
+    return order
+
+
+@njit(cache=True)
+def _merge_sort(keys, order, tmp, lo, hi):
+    width = 1
+    n = hi - lo
+    while width < n:
+        for start in range(lo, hi, 2 * width):
+            mid = min(start + width, hi)
+            end = min(start + 2 * width, hi)
+            a, b, k = start, mid, start
+            while a < mid and b < end:
+                if _less(keys, order[b], order[a]):
+                    tmp[k] = order[b]
+                    b += 1
+                else:
+                    tmp[k] = order[a]
+                    a += 1
+                k += 1
+            while a < mid:
+                tmp[k] = order[a]
+                a += 1
+                k += 1
+            while b < end:
+                tmp[k] = order[b]
+                b += 1
+                k += 1
+        order[lo:hi] = tmp[lo:hi]
+        width *= 2
+
+
+@njit(cache=True)
+def _rows(rows, order):
+    """``rows[order]``, copied as flat bytes (faster than numba's copy of a sub-array per row)."""
+    m = order.shape[0]
+    width = rows.size // max(rows.shape[0], 1)
+    flat = rows.reshape(rows.shape[0], width)
+    out = np.empty((m, width), rows.dtype)
+    for r in range(m):
+        src = order[r]
+        for k in range(width):
+            out[r, k] = flat[src, k]
+    return out.reshape((m,) + rows.shape[1:])
+
+
+def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The legal afterstates of ``boards`` (int8[N, 2, 25], the mover in ``board[1]``) with
+    ``dice`` (int[N, 2]) in the canonical order: ``(after int8[M, 2, 25], steps int8[M, 4, 2],
+    offsets int64[N + 1])``, action ``a`` of position ``n`` being row ``offsets[n] + a``. A position
+    with no legal move has one row, itself, with empty steps: the pass."""
+    after, steps, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
+                                           np.ascontiguousarray(dice, np.int64))
+    order = canonical_order(after, offsets)
+    return _rows(after, order), _rows(steps, order), offsets
+
+
+def legal_afterstates_only(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(after, offsets)`` of :func:`legal_afterstates` without the steps: one copy fewer."""
+    after, _, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
+                                       np.ascontiguousarray(dice, np.int64))
+    return _rows(after, canonical_order(after, offsets)), offsets
+
+
+# ---------------------------------------------------------------------------------------------
+# observations
+
+
+def observation_size(encoding: str) -> int:
+    """Length of the ``observation`` vector: the encoding's features and the dice units."""
+    return num_features(encoding) + DICE_UNITS
+
+
+def observation_bounds(encoding: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float32 bounds of every unit of the ``observation`` vector: the largest
+    value each feature of :mod:`bgnet.nn.encode` can take with 15 checkers a side.
+
+    >>> low, high = observation_bounds("tesauro")
+    >>> float(high[3]), float(high[96]), float(high[97]), len(high)
+    (6.0, 7.5, 1.0, 210)
+    """
+    size = num_features(encoding)
+    low = np.zeros(size + DICE_UNITS, np.float32)
+    high = np.ones(size + DICE_UNITS, np.float32)
+    for base in (0, TESAURO_SIDE):
+        high[base + 3:base + 96:4] = (15 - 3) / 2  # checkers beyond the third on a point
+        high[base + 96] = 15 / 2  # the bar
+    if size > EXTRA_START:
+        most_pips = 15 * 25
+        for base in (EXTRA_START, EXTRA_START + EXTRA_PER_SIDE):
+            high[base + 0] = most_pips / 167.0
+            high[base + 1] = 15 / 5.0  # blots
+            high[base + 6] = 6 / 3.0  # anchors
+            high[base + 7] = 15 / 5.0  # checkers back
+            high[base + 10] = 15 * 4 / 30.0  # crossovers
+        lead = EXTRA_START + 2 * EXTRA_PER_SIDE
+        low[lead], high[lead] = -most_pips / 100.0, most_pips / 100.0
+    if size > CONTACT_START:
+        for base in (CONTACT_START, CONTACT_START + CONTACT_PER_SIDE):
+            high[base + 2] = 15 * 26 / 167.0  # contact left: at most 26 pips a checker
+    return low, high
+
+
+def observations(boards: np.ndarray, dice: np.ndarray, encoding: str) -> np.ndarray:
+    """float32[N, F + 12] observations of ``boards`` (the observing player in ``board[1]``) with
+    the dice of its roll (``dice[n]`` = (0, 0): not about to move, the dice units stay zero)."""
+    n = len(boards)
+    features = num_features(encoding)
+    out = np.zeros((n, features + DICE_UNITS), np.float32)
+    if n:
+        out[:, :features] = encode(boards, encoding)
+        _dice_units(np.ascontiguousarray(dice, np.int64), out, features)
+    return out
+
+
+@njit(cache=True)
+def _dice_units(dice, out, at):
+    for i in range(dice.shape[0]):
+        hi, lo = max(dice[i, 0], dice[i, 1]), min(dice[i, 0], dice[i, 1])
+        if lo > 0:
+            out[i, at + hi - 1] = 1.0
+            out[i, at + 6 + lo - 1] = 1.0
+
+
+def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) -> dict[str, np.ndarray]:
+    """The observation of one player: ``board`` from its side, the dice of its roll ((0, 0) when
+    it is not about to move) and its number of legal actions (0 when it is not on roll)."""
+    features = num_features(encoding)
+    obs = np.zeros(features + DICE_UNITS, np.float32)
+    obs[:features] = encode(board, encoding)[0]
+    if dice[0]:
+        obs[features + dice[0] - 1] = 1.0
+        obs[features + 6 + dice[1] - 1] = 1.0
+    mask = np.zeros(MAX_ACTIONS, np.int8)
+    mask[:legal] = 1
+    return {"observation": obs, "action_mask": mask}
+
+
+def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
+    """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
+    mask = np.zeros(MAX_ACTIONS, np.int8)
+    mask[:legal] = 1
+    return {"observation": obs.copy(), "action_mask": mask}
+
+
+@njit(cache=True)
+def _fill_masks(counts, out):
+    for i in range(counts.shape[0]):
+        for a in range(counts[i]):
+            out[i, a] = 1
+
+
+def action_masks(counts: np.ndarray) -> np.ndarray:
+    """int8[N, MAX_ACTIONS]: 1 for the first ``counts[n]`` actions of each row."""
+    out = np.zeros((len(counts), MAX_ACTIONS), np.int8)
+    _fill_masks(np.asarray(counts, np.int64), out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# one player's turn
+
+
+class Turns:
+    """One player's turns, each in one compiled call (the environments that play one game).
+
+    ``play(board, dice)`` gives ``(after, won, observation)``: the legal afterstates of ``board``
+    (the player on roll in ``board[1]``) with ``dice`` (higher first) in the canonical order (the
+    position itself when no move is legal), the points each afterstate wins at once (0 while the
+    game goes on) and the player's observation vector. It uses the engine's kept buffers: a batch
+    of one would set its tables up each time.
+    """
+
+    def __init__(self, encoding: str):
+        self.kind, self.features = encoding_kind(encoding), num_features(encoding)
+
+    def play(self, board: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ws = workspace()
+        board = np.ascontiguousarray(board, np.int8)
+        d1, d2 = int(dice[0]), int(dice[1])
+        after, won, obs = _turn(board, d1, d2, ws.boards, ws.moves, ws.ints, self.kind, self.features)
+        if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
+            after = legal_afterstates(board[None], np.array([[d1, d2]]))[0]
+            won = game_results(after)
+        return after, won, obs
+
+
+@njit(cache=True)
+def _turn(board, d1, d2, boards, moves, ints, kind, features):
+    obs = np.zeros((1, features + DICE_UNITS), np.float32)
+    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:, :features])
+    obs[0, features + d1 - 1] = 1.0
+    obs[0, features + 6 + d2 - 1] = 1.0
+    n = generate_kept(board, d1, d2, boards, moves, ints)
+    if n < 0:
+        return np.empty((0, 2, 25), np.int8), np.empty(0, np.int8), obs[0]
+    if n == 0:
+        out = np.empty((1, 2, 25), np.int8)
+        out[0] = board
+        return out, np.zeros(1, np.int8), obs[0]
+    offsets = np.array([0, n], np.int64)
+    order = canonical_order(boards[:n], offsets)
+    won = np.empty(n, np.int8)
+    out = _rows(boards[:n], order)
+    for r in range(n):
+        won[r] = game_result(out[r])
+    return out, won, obs[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# an agent against a bot, many games at once
+
+
+class IllegalAction(ValueError):
+    """An action outside the legal ones of the turn, where the environment was asked to refuse it
+    (``illegal_action="raise"``)."""
+
+
+ILLEGAL_ACTION_RULES = ("lose", "raise")
+
+
+def check_illegal_action_rule(rule: str) -> str:
+    if rule not in ILLEGAL_ACTION_RULES:
+        raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_RULES)}; got {rule!r}")
+    return rule
+
+
+def seed_bot(bot: Bot, rng: np.random.Generator) -> None:
+    """Give a bot that draws random numbers (the random bot) a generator drawn from ``rng``, so
+    that a seeded environment replays its games exactly. Other bots choose deterministically."""
+    if isinstance(bot, RandomBot):
+        bot.rng = np.random.default_rng(int(rng.integers(2**63)))
+
+
+class AgentGames:
+    """``n`` money games of an agent against a bot, advanced together.
+
+    Between calls every game waits for the agent: ``boards[i]`` is the position from the agent's
+    side (its checkers in ``board[1]``), ``dice[i]`` its roll and rows ``offsets[i]:offsets[i + 1]``
+    of ``after`` its legal afterstates in the canonical order. A finished game keeps its last
+    position (still from the agent's side), dice (0, 0) and no legal action until it is restarted.
+    The bot plays through its batched ``choose_moves``: one call for every game where it is on
+    roll, so a net bot evaluates all their afterstates in one batch.
+    """
+
+    def __init__(self, n: int, bot: Bot, encoding: str = "tesauro", illegal_action: str = "lose"):
+        if n < 1:
+            raise ValueError(f"the number of games must be 1 or more; got {n}")
+        num_features(encoding)  # a clear error for an unknown encoding
+        self.n, self.bot, self.encoding = n, bot, encoding
+        self.illegal_action = check_illegal_action_rule(illegal_action)
+        self.boards = np.repeat(start_position()[None], n, axis=0)
+        self.dice = np.zeros((n, 2), np.int64)
+        self.live = np.zeros(n, bool)
+        self.after = np.zeros((0, 2, 25), np.int8)
+        self.offsets = np.zeros(n + 1, np.int64)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """int64[n]: the number of legal actions of each game (0 once it is over)."""
+        return np.where(self.live, np.diff(self.offsets), 0)
+
+    def restart(self, which: np.ndarray, rng: np.random.Generator) -> None:
+        """New games in the slots ``which`` (bool[n]): the opening roll, and the bot's first move
+        where its die is the higher. Call :meth:`prepare` after."""
+        which = np.asarray(which, bool)
+        k = int(which.sum())
+        if not k:
+            return
+        dice, agent_first = opening_rolls(rng, k)
+        later = roll_dice(rng, k)
+        boards = np.repeat(start_position()[None], k, axis=0)
+        bot_first = ~agent_first
+        if bot_first.any():
+            after, _ = self.bot.choose_moves(boards[bot_first], dice[bot_first])
+            boards[bot_first] = after[:, ::-1]
+            dice[bot_first] = later[bot_first]
+        self.boards[which] = boards
+        self.dice[which] = dice
+        self.live[which] = True
+
+    def play(self, actions: np.ndarray, which: np.ndarray, rng: np.random.Generator):
+        """The agent plays ``actions[i]`` in the games ``which``, then the bot replies where the
+        game goes on. Returns ``(rewards float64[n], terminated bool[n], illegal bool[n])`` for
+        those games (zeros elsewhere). Call :meth:`prepare` after."""
+        which = np.asarray(which, bool) & self.live
+        actions = np.asarray(actions).reshape(-1)
+        if actions.shape != (self.n,):
+            raise ValueError(f"expected {self.n} actions, one per game; got shape {actions.shape}")
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions are whole numbers (indices of legal moves); got dtype {actions.dtype}")
+        opp_dice = roll_dice(rng, self.n)
+        my_dice = roll_dice(rng, self.n)
+        rewards = np.zeros(self.n)
+        terminated = np.zeros(self.n, bool)
+        a = actions.astype(np.int64)
+        illegal = which & ((a < 0) | (a >= self.counts))
+        if illegal.any() and self.illegal_action == "raise":
+            i = int(np.flatnonzero(illegal)[0])
+            raise IllegalAction(f"action {int(a[i])} is not legal in game {i}: it has {int(self.counts[i])} "
+                                f"legal actions, 0 to {int(self.counts[i]) - 1} (see action_mask)")
+        rewards[illegal] = -1.0
+        terminated |= illegal
+        self.live &= ~illegal
+        moving = which & ~illegal
+        if not moving.any():
+            return rewards, terminated, illegal
+        chosen = self.after[self.offsets[:-1][moving] + a[moving]]
+        won = game_results(chosen)
+        idx = np.flatnonzero(moving)
+        done_now = won > 0
+        rewards[idx[done_now]] = won[done_now]
+        self.boards[idx[done_now]] = chosen[done_now]
+        going = ~done_now
+        if going.any():
+            g = idx[going]
+            replies, _ = self.bot.choose_moves(np.ascontiguousarray(chosen[going][:, ::-1]), opp_dice[g])
+            lost = game_results(replies)
+            rewards[g] = -lost.astype(np.float64)
+            self.boards[g] = replies[:, ::-1]
+            self.dice[g] = my_dice[g]
+            terminated[g[lost > 0]] = True
+        terminated[idx[done_now]] = True
+        self.live &= ~terminated
+        self.dice[~self.live] = 0
+        return rewards, terminated, illegal
+
+    def prepare(self) -> None:
+        """The legal afterstates of every live game's turn (one batched, sorted generation)."""
+        live = self.live
+        counts = np.zeros(self.n, np.int64)
+        if live.any():
+            self.after, sub = legal_afterstates_only(self.boards[live], self.dice[live])
+            counts[live] = np.diff(sub)
+        else:
+            self.after = self.after[:0]
+        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+
+    def observation(self) -> dict[str, np.ndarray]:
+        """``{"observation": float32[n, F + 12], "action_mask": int8[n, MAX_ACTIONS]}``, fresh arrays."""
+        return {"observation": observations(self.boards, self.dice, self.encoding),
+                "action_mask": action_masks(self.counts)}
