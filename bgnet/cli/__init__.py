@@ -41,6 +41,7 @@ def _verb(family: str, function: str) -> Callable[[list[str]], int]:
 TRAINING = ("torch",)
 NEEDS = {"train": ("torch", "hydra", "omegaconf", "tensorboard"), "export": ("torch", "onnx"),
          "widen": TRAINING, "deepen": TRAINING, "average": TRAINING, "merge": TRAINING, "distill": TRAINING,
+         "checkpoint": TRAINING,
          "plot": ("matplotlib", "tensorboard")}
 
 COMMANDS = {
@@ -54,6 +55,8 @@ COMMANDS = {
               "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
     "export": (_verb("nets", "export_main"),
                "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
+    "checkpoint": (_verb("nets", "checkpoint_main"),
+                   "turn an exported bot back into a checkpoint to train on (BOT OUT.pt)"),
     "tournament": (_verb("measure", "tournament_main"),
                    "rate a run's checkpoints and reference bots against each other"),
     "play": (_verb("play", "play_main"),

@@ -232,16 +232,12 @@ def student_start(path: str):
     folder's latest), or an exported or shipped bot's net rebuilt in torch (its games and
     strength kept, no optimizer state)."""
     from bgnet.nn.checkpoint import load_net
-    from bgnet.resources import SHIPPED_BOTS, shipped_bot
+    from bgnet.resources import SHIPPED_BOTS
 
-    if str(path).lower() in SHIPPED_BOTS and not Path(path).exists():
-        path = str(shipped_bot(str(path).lower()) or path)
-    if str(path).endswith(".onnx"):
-        from bgnet.bots.torch_eval import net_of_exported_bot
+    if str(path).endswith(".onnx") or (str(path).lower() in SHIPPED_BOTS and not Path(path).exists()):
+        from bgnet.train.surgery import net_of_bot
 
-        net, meta = net_of_exported_bot(path)
-        return net, {"net_config": net.config(), "games": int(meta.get("games") or 0), "config": {},
-                     "metrics": meta.get("metrics") or {}}
+        return net_of_bot(path)
     return load_net(path)
 
 
