@@ -52,7 +52,8 @@ COMMANDS = {
     "eval": (_verb("measure", "eval_main"),
              "play two bots against each other (points per game, 95 % interval)"),
     "bench": (_verb("measure", "bench_main"),
-              "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
+              "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions "
+              "(cube-fit, cube-split)"),
     "export": (_verb("nets", "export_main"),
                "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
     "checkpoint": (_verb("nets", "checkpoint_main"),
