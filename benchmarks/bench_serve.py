@@ -134,8 +134,9 @@ def main(argv=None) -> int:
                    help="then open N half-sent connections and see them closed")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from bgnet.play.web.loadtest import quantiles, run_load
+    # The load test's clients live with the tests that use them too (tests/serve_load.py).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+    from serve_load import quantiles, run_load
 
     proc = None
     url = a.url

@@ -1,7 +1,8 @@
 """The torch net a benchmark times, named as a bot is named: ``bgnet-deep`` or ``bgnet-default``
 (a bot that ships with bgnet), an exported bot (``.onnx``) or a training checkpoint (``.pt``).
 An exported bot becomes a torch net again through
-:func:`bgnet.bots.torch_eval.net_of_exported_bot`.
+:func:`bgnet.bots.torch_eval.net_of_exported_bot`, and a checkpoint through
+:func:`bgnet.train.surgery.checkpoint_of_bot` (``bgnet checkpoint``).
 
 The benchmarks that need a trained net default to ``bgnet-deep``; the figures in docs/RESULTS.md
 name the net each was measured on.
@@ -46,12 +47,8 @@ def write_checkpoint(name: str, out: str) -> None:
     an exported bot's net with its games and no optimizer state (Adam starts afresh)."""
     path = net_file(name)
     if path.endswith(".onnx"):
-        from bgnet.bots.torch_eval import net_of_exported_bot
-        from bgnet.nn.checkpoint import save_checkpoint
+        from bgnet.train.surgery import checkpoint_of_bot  # as `bgnet checkpoint` writes it
 
-        net, meta = net_of_exported_bot(path)
-        save_checkpoint(out, {"net_config": net.config(), "net_state": net.state_dict(),
-                              "games": int(meta.get("games") or 0), "config": {},
-                              "metrics": meta.get("metrics") or {}})
+        checkpoint_of_bot(path, out)
     else:
         shutil.copyfile(path, out)

@@ -1,10 +1,6 @@
 """Helpers shared by the test modules (import them: ``from conftest import ...``)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 
 from bgnet.engine.sampling import sample_positions
@@ -16,17 +12,6 @@ SLOPE = {"sigmoid": 0.25, "tanh": 1.0, "relu": 1.0, "leaky_relu": 1.0, "elu": 1.
 # Ulps by which an activation's own float32 evaluation may be off (exp and tanh are not
 # correctly rounded in torch nor in the compiled pass; both stay within a few ulps).
 ACTIVATION_ULPS = 4
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
-
-
-def load_tool(name: str):
-    """The script ``tools/NAME.py`` as a module (tools are scripts, not a package)."""
-    module_name = f"bgnet_tools_{name}"
-    spec = importlib.util.spec_from_file_location(module_name, TOOLS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = mod  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _activation(name: str, z: np.ndarray) -> np.ndarray:

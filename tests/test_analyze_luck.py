@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 
+import luck_reference as reference
 import numpy as np
 import pytest
-from conftest import load_tool
+from gnubg_program import gnubg_program
 
 from bgnet.analyze.analysis import (
     XG_CLOSE_CUBE,
@@ -21,7 +22,6 @@ from bgnet.analyze.analysis import (
 )
 from bgnet.bots import default_bot_path, load_bot
 
-VERIFY = load_tool("verify_luck")
 needs_bot = pytest.mark.skipif(default_bot_path() is None, reason="needs the shipped bot")
 
 
@@ -149,7 +149,7 @@ def test_the_match_graph_shows_every_game(judge, tmp_path):
 # against the GNU Backgammon program
 
 
-needs_program = pytest.mark.skipif(VERIFY.gnubg_program() is None,
+needs_program = pytest.mark.skipif(gnubg_program() is None,
                                    reason="needs the GNU Backgammon program (Debian package gnubg)")
 needs_gnubg_nn = pytest.mark.skipif(importlib.util.find_spec("gnubg_nn") is None,
                                     reason="needs the gnubg-nn reference package (gnubg:0 judges)")
@@ -170,7 +170,7 @@ def reference_files(tmp_path_factory):
         flag = "--save-sgf" if name.endswith(".sgf") else "--save-mat"
         assert main(["eval", "bgnet-default", "gnubg:0", *args, flag, str(folder / name), "--quiet"]) == 0
         files.append((folder / name, jacoby))
-    VERIFY.gnubg_self_play(folder / "gnubg3.sgf", 3, 8, VERIFY.gnubg_program())
+    reference.gnubg_self_play(folder / "gnubg3.sgf", 3, 8, gnubg_program())
     files.append((folder / "gnubg3.sgf", False))
     return files
 
@@ -181,17 +181,17 @@ def reference_files(tmp_path_factory):
 def test_luck_agrees_with_gnu_backgammons_own_analysis(reference_files):
     """Each player's luck total (EMG, and MWC or points), luck rate, result and luck-adjusted
     result, judged by gnubg:0, within 5 % of the program's 0-ply analysis of the same file or
-    within 0.05 EMG (points) / 2 MWC points (tools/verify_luck.py says how the rate and the
+    within 0.05 EMG (points) / 2 MWC points (tests/luck_reference.py says how the rate and the
     luck-adjusted result are allowed for)."""
     judge = Judge(load_bot("gnubg:0"))
     for path, jacoby in reference_files:
-        ref = VERIFY.gnubg_luck(str(path), 0, jacoby)
-        ours = VERIFY.bgnet_luck(str(path), 0, jacoby, judge)
+        ref = reference.gnubg_luck(str(path), 0, jacoby)
+        ours = reference.bgnet_luck(str(path), 0, jacoby, judge)
         assert ours.names == ref.names
-        rows = VERIFY.comparison_rows(ours, ref)
+        rows = reference.comparison_rows(ours, ref)
         outside = [r for r in rows if r[4] is False]
-        assert not outside, "\n".join(VERIFY.format_rows(str(path), ours, ref))
+        assert not outside, "\n".join(reference.format_rows(str(path), ours, ref))
         assert sum(r[4] is True for r in rows) >= 8
         # The rolls marked lucky and unlucky: a roll near a threshold may fall either side.
-        for mark in VERIFY.MARKS:
+        for mark in reference.MARKS:
             assert all(abs(x - y) <= 1 for x, y in zip(ours.marks[mark], ref.marks[mark])), (path, mark)

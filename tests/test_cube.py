@@ -6,9 +6,10 @@ import re
 import subprocess
 from pathlib import Path
 
+import cube_reference as reference
 import numpy as np
 import pytest
-from conftest import load_tool
+from gnubg_program import gnubg_program
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +18,7 @@ from bgnet.cube.cubeful import CENTRED, MINE, THEIRS, MatchScore, money_cubeful,
 from bgnet.engine.board import start_position
 from bgnet.engine.state import CENTERED, MatchContext
 
-VERIFY = load_tool("verify_cube")
-PROGRAM = VERIFY.gnubg_program()
+PROGRAM = gnubg_program()
 needs_program = pytest.mark.skipif(
     PROGRAM is None,
     reason="the GNU Backgammon program is not installed (apt-get install gnubg); it is the "
@@ -299,12 +299,12 @@ def test_cube_efficiency_of_many_positions_is_that_of_each():
 @pytest.fixture(scope="module")
 def cases():
     pytest.importorskip("gnubg_nn")
-    return VERIFY.sample_cases(40, seed=7)
+    return reference.sample_cases(40, seed=7)
 
 
 def test_gnubg_nn_table_is_read_back():
     pytest.importorskip("gnubg_nn")
-    nn = VERIFY.gnubg_nn_met()
+    nn = reference.gnubg_nn_met()
     np.testing.assert_allclose(nn.pre + nn.pre.T, 1.0, atol=1e-6)
     if PROGRAM is not None:  # gnubg_nn's built-in table is Snowie 2.1's (pre-Crawford)
         out = subprocess.run([PROGRAM, "-t", "-q"], input="show matchequitytable 1\n",
@@ -317,15 +317,15 @@ def test_gnubg_nn_table_is_read_back():
 
 @needs_program
 def test_agrees_with_gnubg_program(cases):
-    refs = VERIFY.gnubg_program_decisions(cases, PROGRAM)
-    tally = VERIFY.compare_with_program(cases, refs)
+    refs = reference.gnubg_program_decisions(cases, PROGRAM)
+    tally = reference.compare_with_program(cases, refs)
     assert tally.n == len(cases) and tally.n - tally.trivial >= 25
     assert tally.agreement >= 0.95, tally.report()
     assert max(abs(d) for d in tally.diffs) < 2e-4, tally.report()  # 5-decimal probabilities
 
 
 def test_agrees_with_gnubg_nn(cases):
-    tally = VERIFY.compare_with_gnubg_nn(cases, VERIFY.gnubg_nn_met(), "gnubg_nn")
+    tally = reference.compare_with_gnubg_nn(cases, reference.gnubg_nn_met(), "gnubg_nn")
     assert tally.n >= 25
     # A different model of the live cube (J. Heled's), so close decisions may differ.
     assert tally.agreement >= 0.9, tally.report()
@@ -337,8 +337,8 @@ def test_search_one_roll_ahead_agrees_with_gnubg_program_at_1ply(cases):
     # bgnet's cubeful search (bgnet.cube.lookahead) over the tree GNU Backgammon searches at
     # 1-ply, fed gnubg's own probabilities after gnubg's moves: the same equities to a few
     # thousandths, much nearer than Janowski's model applied once to averaged probabilities.
-    refs = VERIFY.gnubg_program_decisions(cases, PROGRAM, plies=1)
-    search, cheap = VERIFY.compare_lookahead_with_program(cases, refs)
+    refs = reference.gnubg_program_decisions(cases, PROGRAM, plies=1)
+    search, cheap = reference.compare_lookahead_with_program(cases, refs)
     assert search.n == len(cases) and search.n - search.trivial >= 25
     assert search.agreement >= 0.95, search.report()
     assert np.mean(np.abs(search.diffs)) < 0.006, search.report()

@@ -19,7 +19,7 @@ from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import ValueNet
 from bgnet.train.compose import CONFIG_DIR
 from bgnet.train.config import ConfigError
-from bgnet.train.distributed import SelfPlayWorker, ray_settings
+from bgnet.train.distributed import SelfPlayWorker, WorkerGroup, ray_settings
 from bgnet.train.loop import train
 
 
@@ -80,11 +80,11 @@ def test_worker_mixes_its_targets_with_the_one_ply_values_of_the_net_it_played_w
 
 def test_ray_settings_defaults_and_errors():
     s = ray_settings(config())
-    assert s["address"] is None and s["workers"] >= 1 and s["kill_worker_after_tasks"] is None
+    assert s["address"] is None and s["workers"] >= 1
     with pytest.raises(ConfigError, match="ray.workers"):
         ray_settings(config("ray.workers=0"))
-    with pytest.raises(ConfigError, match="ray.kill_worker_after_tasks"):
-        ray_settings(config("ray.kill_worker_after_tasks=-1"))
+    with pytest.raises(ConfigError, match="ray.max_worker_failures"):
+        ray_settings(config("ray.max_worker_failures=-1"))
     with pytest.raises(ConfigError, match="unknown config key"):
         ray_settings(config("+ray.wrokers=3"))
     with pytest.raises(ConfigError, match="train.mode=batched"):
@@ -131,14 +131,30 @@ def local_ray():
     ray.shutdown()
 
 
+def crash_the_second_task(monkeypatch) -> None:
+    """The fault drill: the worker given the run's second task is killed as soon as it has it,
+    as if its process crashed mid-task."""
+    submit = WorkerGroup.submit
+    given: list[int] = []
+
+    def submit_then_crash(self, i: int, version: int, weights_ref, games: int) -> None:
+        submit(self, i, version, weights_ref, games)
+        given.append(i)
+        if len(given) == 2:
+            self.ray.kill(self.handles[i], no_restart=True)
+
+    monkeypatch.setattr(WorkerGroup, "submit", submit_then_crash)
+
+
 @pytest.fixture(scope="module")
 def killed_run(local_ray, tmp_path_factory):
     """A one-worker run of 200 games whose worker is killed in its second task: only a
     replacement can finish it."""
     run_dir = tmp_path_factory.mktemp("ray_run")
-    cfg = config(*SHORT, "train.games=200", "ray.workers=1", "ray.kill_worker_after_tasks=1",
-                 "eval.final_games=0")
-    return run_dir, train(cfg, run_dir, progress=False)
+    cfg = config(*SHORT, "train.games=200", "ray.workers=1", "eval.final_games=0")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        crash_the_second_task(monkeypatch)
+        return run_dir, train(cfg, run_dir, progress=False)
 
 
 @pytest.mark.slow

@@ -486,6 +486,33 @@ def test_cli_export_of_a_bot_says_it_is_one_already(exported, capsys):
                    "run's folder")
 
 
+def test_cli_checkpoint_turns_an_exported_bot_back_into_the_checkpoint_it_came_from(exported, tmp_path,
+                                                                                   capsys):
+    from bgnet.cli import main
+    from bgnet.nn.checkpoint import load_checkpoint, load_net
+
+    for kind in ("split", "contact"):  # nets the compiled pass runs, whose weights it reads back
+        net, _, onnx = exported[kind]
+        out = tmp_path / f"{kind}.pt"
+        assert main(["checkpoint", str(onnx), str(out)]) == 0
+        assert f"wrote {out}" in capsys.readouterr().out
+        back, data = load_net(out)
+        assert back.config() == net.config()
+        state = back.state_dict()
+        assert all(torch.equal(state[k], v) for k, v in net.state_dict().items())
+        assert data["games"] == 1234 and data["metrics"]["pubeval"]["ppg"] == 0.25
+        assert not load_checkpoint(out).get("optimizer_state")  # a resumed run starts a fresh one
+    out = tmp_path / "zero.pt"
+    assert main(["checkpoint", str(exported["split"][2]), str(out), "--games", "0"]) == 0
+    assert load_checkpoint(out)["games"] == 0
+    capsys.readouterr()
+    assert main(["checkpoint", str(exported["split"][1]), str(tmp_path / "again.pt")]) == 2
+    assert "is a training checkpoint (or a run's folder) already" in capsys.readouterr().err
+    assert main(["checkpoint", str(tmp_path / "missing.onnx"), str(tmp_path / "x.pt")]) == 3
+    assert "missing.onnx does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "again.pt").exists() and not (tmp_path / "x.pt").exists()
+
+
 def test_cli_export_refuses_a_directory_or_a_missing_folder(exported, tmp_path, capsys):
     from bgnet.cli import main
 

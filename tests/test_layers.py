@@ -4,16 +4,15 @@ From the bottom: the shared utilities (``errors``, ``atomic``, ``resources``), t
 formats, the net / cube / bear-off code, the bots, then what uses bots (training, evaluation,
 play, export, the environments), the command line, and last the ``bgnet`` package itself (its lazy ``Bot``). Imports
 inside functions count too: a lazy import still ties the packages together. Within a package,
-no circle between its files either.
+no circle between its files either. The imports are read by :mod:`import_reader`, the reader
+``tools/import_graph.py`` prints the graph with.
 """
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1] / "bgnet"
+from import_reader import ROOT, edges, imported, is_module, module_name, package_of, sources
 
 LAYERS = [
     {"errors", "atomic", "resources"},
@@ -28,67 +27,20 @@ LAYERS = [
 RANK = {name: k for k, layer in enumerate(LAYERS) for name in layer}
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imported(path: Path) -> list[tuple[str, int]]:
-    """(module, line) of every bgnet import in a file, at any depth (lazy imports too)."""
-    module = _module_name(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            # ``from bgnet import bots`` imports the package bgnet.bots.
-            out += [(f"{base}.{a.name}" if _is_module(f"{base}.{a.name}") else base, node.lineno)
-                    for a in node.names]
-    return [(m, line) for m, line in out if m == "bgnet" or m.startswith("bgnet.")]
-
-
-def _is_module(name: str) -> bool:
-    path = ROOT.parent.joinpath(*name.split("."))
-    return path.is_dir() or path.with_suffix(".py").is_file()
-
-
-def _package(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "bgnet"
-
-
-def _edges() -> list[tuple[str, str, str]]:
-    """(from package, to package, where) of every import between two of bgnet's packages."""
-    edges = []
-    for path in sorted(ROOT.rglob("*.py")):
-        source = _package(_module_name(path))
-        for module, line in _imported(path):
-            target = _package(module)
-            if target != source:
-                where = f"{path.relative_to(ROOT.parent)}:{line} imports {module}"
-                edges.append((source, target, where))
-    return edges
-
-
 def test_every_package_has_a_layer():
-    packages = {_package(_module_name(p)) for p in ROOT.rglob("*.py")}
+    packages = {package_of(module_name(p)) for p in sources()}
     assert packages - set(RANK) == set(), "give the new package a layer in LAYERS"
 
 
 def test_no_import_goes_up_a_layer():
-    upward = [where for source, target, where in _edges()
+    upward = [where for source, target, where in edges()
               if RANK[target] > RANK[source]]
     assert upward == [], "imports that go up a layer:\n" + "\n".join(upward)
 
 
 def test_no_import_cycle_between_packages():
     graph: dict[str, set[str]] = {}
-    for source, target, _where in _edges():
+    for source, target, _where in edges():
         graph.setdefault(source, set()).add(target)
     cycle = _find_cycle(graph)
     assert cycle is None, f"import cycle: {' -> '.join(cycle)}"
@@ -98,10 +50,10 @@ def test_no_import_cycle_between_files():
     """Modules too: no file imports, even lazily inside a function, a module that leads back to it
     (a package's ``__init__`` counts as the package's module)."""
     graph: dict[str, set[str]] = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        source = _module_name(path)
-        for module, _line in _imported(path):
-            while module and not _is_module(module):  # a name imported from a module
+    for path in sources():
+        source = module_name(path)
+        for module, _line in imported(path):
+            while module and not is_module(module):  # a name imported from a module
                 module = module.rpartition(".")[0]
             if module and module != source:
                 graph.setdefault(source, set()).add(module)
@@ -148,12 +100,7 @@ def test_the_import_parser_sees_lazy_and_relative_imports(tmp_path):
     f = pkg / "x.py"
     f.write_text("def f():\n    from bgnet.train import loop\n    from ..train.loop import g\n"
                  "import numpy\n")
-    global ROOT
-    old, ROOT = ROOT, tmp_path / "bgnet"
-    try:
-        assert _imported(f) == [("bgnet.train.loop", 2), ("bgnet.train.loop", 3)]
-    finally:
-        ROOT = old
+    assert imported(f, tmp_path / "bgnet") == [("bgnet.train.loop", 2), ("bgnet.train.loop", 3)]
 
 
 def _private_reach_ins(module: str, source: str) -> list[str]:
@@ -166,7 +113,7 @@ def _private_reach_ins(module: str, source: str) -> list[str]:
             for a in node.names:
                 if _is_private(a.name) and node.module != module:
                     out.append(f"{node.module}.{a.name} (line {node.lineno})")
-                if _is_module(f"{node.module}.{a.name}"):
+                if is_module(f"{node.module}.{a.name}"):
                     modules[a.asname or a.name] = f"{node.module}.{a.name}"
         elif isinstance(node, ast.Import):
             modules.update({a.asname: a.name for a in node.names
@@ -183,8 +130,8 @@ def _is_private(name: str) -> bool:
 
 
 def test_no_module_takes_another_modules_private_names():
-    found = {str(p.relative_to(ROOT.parent)): reach for p in sorted(ROOT.rglob("*.py"))
-             if (reach := _private_reach_ins(_module_name(p), p.read_text(encoding="utf-8")))}
+    found = {str(p.relative_to(ROOT.parent)): reach for p in sources()
+             if (reach := _private_reach_ins(module_name(p), p.read_text(encoding="utf-8")))}
     assert not found, f"private names used across modules (make them public or keep them home): {found}"
 
 

@@ -25,6 +25,33 @@ def test_same_afterstates_as_gnubg_on_5000_positions(positions):
     assert compare_moves(boards, dice) == []
 
 
+# Four kinds of self-play (weak and strong, and strong with some random moves mixed in), so that
+# bar entries, closed boards, bear-offs with contact, doubles, one-die-only and no-move cases all
+# come up: (chooser, seed, share of the positions).
+VERIFIED_SOURCES = {"random": (random_chooser, 0, 0.3), "pubeval": (pubeval_chooser, 1, 0.3),
+                    "gnubg": (gnubg_chooser, 2, 0.2), "gnubg+10% random": (mixed_chooser(0.1), 3, 0.2)}
+
+
+@pytest.mark.slow
+@pytest.mark.gnubg
+def test_same_afterstates_as_gnubg_on_200000_positions():
+    """The whole verification of the engine against GNU Backgammon (about a minute): every legal
+    afterstate of 200,000 positions, as sets, and every hard case of the rules met often."""
+    differences, cases = {}, {}
+    for name, (chooser, seed, share) in VERIFIED_SOURCES.items():
+        boards, dice = sample_positions(int(200_000 * share), seed=seed, chooser=chooser)
+        bad = compare_moves(boards, dice)
+        if bad:
+            differences[name] = [(boards[i].tolist(), dice[i].tolist()) for i in bad[:5]]
+        for case, count in describe_cases(boards, dice).items():
+            cases[case] = cases.get(case, 0) + count
+    assert differences == {}, differences
+    assert cases["positions"] == 200_000
+    for case in ("doubles", "on_bar", "closed_out", "bear_off_with_contact", "no_move",
+                 "one_die_only", "partial_doubles", "hits_possible"):
+        assert cases[case] >= 500, (case, cases)
+
+
 def test_sample_covers_the_hard_rules(positions):
     cases = describe_cases(*positions)
     # Every special rule must be exercised by the comparison above, not just ordinary moves.

@@ -13,6 +13,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
+from serve_load import apply_play  # noqa: E402
 
 from bgnet.bots.base import Bot  # noqa: E402
 from bgnet.engine import board_from_position_id, position_id  # noqa: E402
@@ -21,7 +22,6 @@ from bgnet.engine.movegen import generate  # noqa: E402
 from bgnet.engine.notation import IllegalMoveError, parse_move  # noqa: E402
 from bgnet.play import clickmove  # noqa: E402
 from bgnet.play.web.app import create_app  # noqa: E402
-from bgnet.play.web.loadtest import apply_play
 from bgnet.play.web.service import BotService, Busy, TooSlow  # noqa: E402
 
 START = "4HPwATDgc/ABMA"
@@ -774,7 +774,7 @@ class LastMoveBot(Bot):
 
 
 def test_a_bot_that_only_chooses_moves_puts_its_choice_first():
-    from bgnet.play.web.loadtest import check_answer, random_positions, wildbg_query
+    from serve_load import check_answer, random_positions, wildbg_query
 
     with TestClient(create_app(LastMoveBot(), warm=False)) as c:
         for board, d1, d2 in random_positions(8, seed=2):

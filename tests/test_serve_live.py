@@ -86,7 +86,7 @@ def test_a_port_in_use_is_refused(server):
 
 
 def test_200_concurrent_moves_from_20_clients_all_correct(server):
-    from bgnet.play.web.loadtest import quantiles, run_load
+    from serve_load import quantiles, run_load
 
     result = asyncio.run(run_load(server, requests=200, clients=20, seed=3))
     assert result["failures"] == [] and result["busy"] == 0

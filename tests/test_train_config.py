@@ -31,6 +31,92 @@ def test_the_composed_config_has_every_key_of_the_schema():
         assert fields == set(composed[section]), section
 
 
+# What each shipped run sets beyond the schema's defaults, as these runs composed before the
+# group options were cut down to their differences from the schema (every default is stated once,
+# in bgnet/train/config.py): the configs themselves must not have changed.
+DEEP_NET = {"model.encoding": "contact", "model.hidden": [256, 256, 256],
+            "model.activation": ["sigmoid", "relu", "relu"], "model.split": True,
+            "model.race_hidden": [128], "model.race_activation": "sigmoid"}
+EXTENDED_NET = {"model.encoding": "extended", "model.hidden": [128], "model.race_hidden": [64],
+                "model.split": True}
+SGD = {"optim.name": "sgd", "optim.lr": 0.1, "optim.lr_final": None}
+RECIPE = {**DEEP_NET, "train.games": 0, "train.checkpoint_every": 25000, "train.log_every": 5000,
+          "optim.lr": 0.0003, "optim.lr_final": 0.0003, "eval.games": 2000, "eval.final_games": 20000,
+          "eval.previous": False}
+QUICK = {**RECIPE, "seed": 7, "eval.every": 100000, "eval.opponents": ["pubeval"], "phases": [
+    {"name": "warm-up", "until": 100000, "train": {"lam": 0.7, "move_filter": 0},
+     "optim": {"lr": 0.0003, "lr_final": 0.0003}},
+    {"name": "td-lambda", "until": 450000, "train": {"lam": 0.7, "move_filter": 8},
+     "optim": {"lr": 0.0003, "lr_final": 3e-05}}]}
+DEEP = {**RECIPE, "seed": 2026, "eval.every": 250000, "eval.opponents": ["pubeval", "gnubg:0"],
+        "eval.error_rate": True, "phases": [
+            {"name": "warm-up", "until": 300000, "train": {"lam": 0.7, "move_filter": 0},
+             "optim": {"lr": 0.0003, "lr_final": 0.0003}},
+            {"name": "td-lambda", "until": 3000000, "train": {"lam": 0.7, "move_filter": 8},
+             "optim": {"lr": 0.0003, "lr_final": 5e-05}},
+            {"name": "lower-lambda", "until": 5500000, "train": {"lam": 0.4, "move_filter": 8},
+             "optim": {"lr": 5e-05, "lr_final": 2e-05}},
+            {"name": "td0-anneal", "until": 8000000, "train": {"lam": 0.0, "move_filter": 8},
+             "optim": {"lr": 2e-05, "lr_final": 1e-06}}]}
+COMPOSED = {
+    (): {},
+    ("model=h80",): {},
+    ("model=h160",): {"model.hidden": [160]},
+    ("model=extended",): EXTENDED_NET,
+    ("optim=adam",): {},
+    ("optim=sgd",): SGD,
+    ("model=extended", "optim=sgd"): {**EXTENDED_NET, **SGD},
+    ("+recipe=quick",): QUICK,
+    ("+recipe=deep",): DEEP,
+    ("+recipe=quick", "model=h160"): QUICK,  # a recipe's net wins over the group's option
+    ("+recipe=deep", "optim=sgd"): {**DEEP, "optim.name": "sgd"},  # the recipe's rates stay
+    ("+experiment=strong_cpu",): {
+        **EXTENDED_NET, "train.games": 150000, "train.checkpoint_every": 25000,
+        "train.keep_checkpoints": 80, "optim.lr_final": 0.0009475, "eval.every": 25000,
+        "eval.opponents": ["pubeval"]},
+    ("+experiment=gpu_h200",): {
+        **EXTENDED_NET, "device": "cuda", "train.games": 5000000, "train.parallel_games": 16384,
+        "train.batch_size": 2048, "train.buffer_positions": 65536, "train.checkpoint_every": 100000,
+        "train.threads": 8, "optim.lr": 0.003, "optim.lr_final": 0.0003, "eval.every": 250000,
+        "eval.games": 2000, "eval.final_games": 20000, "eval.opponents": ["pubeval"]},
+}
+
+
+def flat(tree: dict, prefix: str = "") -> dict:
+    """``{"model": {"hidden": [80]}}`` -> ``{"model.hidden": [80]}`` (lists stay values)."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+@pytest.mark.parametrize("overrides", list(COMPOSED), ids=lambda o: " ".join(o) or "train")
+def test_each_shipped_run_composes_to_the_schema_with_its_own_settings(overrides):
+    from omegaconf import OmegaConf
+
+    composed = flat(OmegaConf.to_container(compose_train(*overrides), resolve=True))
+    expected = {**flat(dataclasses.asdict(RunConfig())), **COMPOSED[overrides]}
+    assert composed == expected
+    # The same types too: a float default stays a float, a count an int.
+    assert {k: type(v) for k, v in composed.items()} == {k: type(v) for k, v in expected.items()}
+
+
+def test_each_group_option_sets_only_what_differs_from_the_schema():
+    """Every default is stated once, in the schema: an option of the model or optim group that
+    restated one would say it twice (and could drift from it)."""
+    import yaml
+
+    for group in ("model", "optim"):
+        defaults = dataclasses.asdict(getattr(RunConfig(), group))
+        for path in sorted((CONFIG_DIR / group).glob("*.yaml")):
+            given = yaml.safe_load(path.read_text()) or {}
+            same = sorted(k for k, v in given.items() if k in defaults and v == defaults[k])
+            assert not same, f"{group}/{path.name} restates the schema's defaults of {same}"
+
+
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_each_experiment_composes_and_validates(name):
     import torch

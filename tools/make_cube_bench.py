@@ -7,7 +7,7 @@ the cube, its owner and the score it had in the game (the opening roll is no dec
 double is taken the position is not counted again). Repeats are dropped.
 
 Each candidate gets GNU Backgammon's own verdict from the Debian program (``gnubg -t``, the
-driver of ``tools/verify_cube.py``): cube decisions at 0-ply (``set evaluation cubedecision
+driver in ``tests/cube_reference.py``): cube decisions at 0-ply (``set evaluation cubedecision
 evaluation plies 0``, its pruning nets, cubeful, no noise), its default match equity table
 (Kazaross-XG2), beavers off, Jacoby off; the proper action and the cubeful equities ND, DT, DP.
 
@@ -28,12 +28,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from bgnet.engine.state import CENTERED, MatchContext
 from bgnet.measure.cube_bench import DEEP_KEYS, DEFAULT_PATH, SOURCES, load_benchmark, save_benchmark
 from bgnet.measure.er import write_arrays
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the program's driver lives there
 
 CHUNK = 2000  # positions per gnubg process
 REFERENCE = ("GNU Backgammon 1.07 program, cube decisions at 0-ply (pruning nets), Kazaross-XG2, "
@@ -92,7 +95,7 @@ def candidates(records, rng) -> list[tuple[int, np.ndarray, MatchContext]]:
 def references(cases, program, plies: int = 0):
     """GNU Backgammon's verdict at ``plies`` on each (board, context), a few thousand per
     process."""
-    from verify_cube import gnubg_program_decisions
+    from cube_reference import gnubg_program_decisions
 
     refs = []
     for lo in range(0, len(cases), CHUNK):
@@ -141,7 +144,7 @@ def main() -> int:
     ap.add_argument("--deepen-only", action="store_true",
                     help="only add the 2-ply verdicts to the existing file --out")
     a = ap.parse_args()
-    from verify_cube import gnubg_program
+    from gnubg_program import gnubg_program
 
     from bgnet.bots import load_bot
 

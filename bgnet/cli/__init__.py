@@ -41,6 +41,7 @@ def _verb(family: str, function: str) -> Callable[[list[str]], int]:
 TRAINING = ("torch",)
 NEEDS = {"train": ("torch", "hydra", "omegaconf", "tensorboard"), "export": ("torch", "onnx"),
          "widen": TRAINING, "deepen": TRAINING, "average": TRAINING, "merge": TRAINING, "distill": TRAINING,
+         "checkpoint": TRAINING,
          "plot": ("matplotlib", "tensorboard")}
 
 COMMANDS = {
@@ -51,9 +52,12 @@ COMMANDS = {
     "eval": (_verb("measure", "eval_main"),
              "play two bots against each other (points per game, 95 % interval)"),
     "bench": (_verb("measure", "bench_main"),
-              "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions"),
+              "benchmarks: 'bench er' = checker-play error rate, 'bench cube' = cube decisions "
+              "(cube-fit, cube-split)"),
     "export": (_verb("nets", "export_main"),
                "export a checkpoint as an ONNX bot that plays without torch (--out bot.onnx)"),
+    "checkpoint": (_verb("nets", "checkpoint_main"),
+                   "turn an exported bot back into a checkpoint to train on (BOT OUT.pt)"),
     "tournament": (_verb("measure", "tournament_main"),
                    "rate a run's checkpoints and reference bots against each other"),
     "play": (_verb("play", "play_main"),

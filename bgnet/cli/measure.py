@@ -224,13 +224,19 @@ ER_EXAMPLES = ("bgnet bench er --bot bgnet-default",
 CUBE_EXAMPLES = ("bgnet bench cube --bot bgnet-deep",
                  "bgnet bench cube --bot bgnet-deep --ply 1 --bot gnubg:0 --json cube.json")
 
+CUBE_FIT_EXAMPLES = ("bgnet bench cube-fit --bot bgnet-deep",
+                     "bgnet bench cube-fit --bot bot.onnx --write bot.onnx",
+                     "bgnet bench cube-fit --gnubg-probabilities")
+
+CUBE_SPLIT_EXAMPLES = ("bgnet bench cube-split --bot bgnet-deep --opponent gnubg:0 --games 40000 --seed 79",)
+
 
 def bench_main(argv: list[str]) -> int:
     """``bgnet bench er [--bot SPEC]``, ``bgnet bench cube --bot SPEC``: benchmarks, one
     subcommand each."""
     p = ArgumentParser(prog="bgnet bench", description="Benchmarks of playing strength.",
                        examples=ER_EXAMPLES + CUBE_EXAMPLES[:1])
-    sub = p.add_subparsers(dest="what", metavar="{er,cube}")
+    sub = p.add_subparsers(dest="what", metavar="{er,cube,cube-fit,cube-split}")
     er = sub.add_parser("er", help="checker-play error rate against GNU Backgammon's equities",
                         description="Mean equity lost per checker-play decision, in millipoints, "
                                     "measured on a shipped file of decisions whose every legal move "
@@ -273,12 +279,18 @@ def bench_main(argv: list[str]) -> int:
                            "file has both)")
     cube.add_argument("--limit", type=int, help="use only the first N positions")
     _add_json_device(cube)
+    fit = _cube_fit_parser(sub)
+    split = _cube_split_parser(sub)
     a = p.parse_args(argv)
     if a.what == "cube":
         return _bench_cube(a, cube)
+    if a.what == "cube-fit":
+        return _bench_cube_fit(a, fit)
+    if a.what == "cube-split":
+        return _bench_cube_split(a, split)
     if a.what != "er":
-        p.error("name the benchmark: 'bgnet bench er' (checker-play error rate) or "
-                "'bgnet bench cube' (cube decisions)")
+        p.error("name the benchmark: 'bgnet bench er' (checker-play error rate), "
+                "'bgnet bench cube' (cube decisions), 'cube-fit' or 'cube-split'")
     from bgnet.measure import er as er_mod
 
     benches = _er_benchmarks(er_mod, a.reference, a.file)
@@ -369,6 +381,119 @@ def _bench_cube(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     if a.json:
         cube_bench.write_json(a.json, tables)
         print(f"written to {a.json}")
+    return 0
+
+
+def _cube_fit_parser(sub) -> argparse.ArgumentParser:
+    fit = sub.add_parser("cube-fit", help="fit a bot's cube efficiencies to GNU Backgammon's decisions",
+                         description="Fit a bot's cube efficiencies (Janowski's x: a contact value, "
+                                     "a shift of the race and bear-off values) to GNU Backgammon's "
+                                     "cube decisions on the positions of bench cube, the bot's own "
+                                     "rule of decision unchanged: chosen on the even-numbered "
+                                     "positions, reported on the odd-numbered ones too, beside the "
+                                     "bot's present settings. --write stores the chosen ones in an "
+                                     "exported bot, whose every cube decision then uses them.",
+                         examples=CUBE_FIT_EXAMPLES)
+    fit.add_argument("--bot", default="bgnet-deep", metavar="SPEC",
+                     help=f"the bot to fit (default bgnet-deep): {BOT_HELP}")
+    fit.add_argument("--reference", default="2-ply", choices=("2-ply", "0-ply"),
+                     help="GNU Backgammon's decisions to fit (default 2-ply)")
+    fit.add_argument("--limit", type=count_arg(10**6, minimum=2), metavar="N",
+                     help="use only the first N positions (a quick look; the fit is on the even ones)")
+    fit.add_argument("--write", metavar="BOT.onnx",
+                     help="store the chosen efficiencies in this exported bot's metadata (the "
+                          "bot's own file, or a copy of it)")
+    fit.add_argument("--out", metavar="NEW.onnx", type=output_file_arg,
+                     help="with --write: write the bot with them here instead of over BOT.onnx")
+    fit.add_argument("--gnubg-probabilities", action="store_true",
+                     help="decide from GNU Backgammon's own probabilities (the benchmark's) instead "
+                          "of the bot's, at 0-ply: how far the cube model itself can agree")
+    return fit
+
+
+def _bench_cube_fit(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+    """``bgnet bench cube-fit``: the grid of :mod:`bgnet.measure.cube_fit`, one row per
+    candidate, then the chosen efficiencies (stored with ``--write``)."""
+    from bgnet.measure import cube_fit
+    from bgnet.measure.cube_bench import load_benchmark
+
+    if a.out and not a.write:
+        p.error("--out names where --write writes; give --write BOT.onnx too")
+    if a.write and a.gnubg_probabilities:
+        p.error("--gnubg-probabilities measures the cube model, not a bot: it cannot --write")
+    if a.write and not os.path.isfile(a.write):
+        raise BadInputFile(f"--write {a.write}: no such exported bot file")
+    bot = load_bot_arg(a.bot)
+    bench = load_benchmark(reference=a.reference)
+    if a.limit is not None:
+        bench = bench.head(a.limit)
+    met, own = bot.cube_settings()
+    if a.gnubg_probabilities:
+        name = f"{bot.name}'s cube model on GNU Backgammon's probabilities"
+        decide = cube_fit.model_decider(bench, met)
+    else:
+        name = bot.name
+        decide = cube_fit.bot_decider(bot, bench)
+    print(f"{name}: cube decisions against GNU Backgammon at {a.reference} on {len(bench)} "
+          "positions; chosen on the even-numbered, reported on the odd-numbered too")
+    print(f"{'contact':>8s} {'race+':>6s}   {'fit':>14s}   {'held out':>14s}   {'all':>14s}")
+
+    def row(contact: float | None, shift: float | None, found: dict) -> None:
+        label = f"{'own':>8s} {'':>6s}" if contact is None else f"{contact:8.2f} {shift:+6.2f}"
+        print(cube_fit.format_figures(label, found), flush=True)
+
+    fit = cube_fit.fit_efficiency(decide, bench, own, row)
+    held, present = fit.best_figures["held out"], fit.own["held out"]
+    print(f"chosen: {fit.best} (cost per decision on the held-out half {held[1]:.2f}, the bot's own "
+          f"settings {present[1]:.2f}; agreement {100 * held[0]:.1f} % against {100 * present[0]:.1f} %)")
+    if a.write:
+        from dataclasses import asdict
+
+        from bgnet.cube import DEFAULT_MET
+        from bgnet.export.onnx_export import set_metadata
+
+        path = set_metadata(a.write, {"cube": {"met": met or DEFAULT_MET,
+                                               "efficiency": asdict(fit.best)}}, a.out)
+        print(f"written to {path}")
+    return 0
+
+
+def _cube_split_parser(sub) -> argparse.ArgumentParser:
+    split = sub.add_parser("cube-split", help="where a bot loses money games with the cube: checker "
+                                              "plays or cube decisions",
+                           description="Play two money sessions with the cube against the "
+                                       "opponent on duplicate dice: the bot's cube decisions with "
+                                       "the opponent's checker plays, then the bot's checker plays "
+                                       "with the opponent's cube decisions. Beside 'bgnet eval BOT "
+                                       "OPP --cube' on the same seed they say which half a "
+                                       "deficit comes from. Both bots must value positions.",
+                           examples=CUBE_SPLIT_EXAMPLES)
+    split.add_argument("--bot", default="bgnet-deep", metavar="SPEC",
+                       help=f"the bot to split (default bgnet-deep): {BOT_HELP}")
+    split.add_argument("--opponent", default="gnubg:0", metavar="SPEC",
+                       help="the opponent, which lends its checker plays and cube decisions "
+                            "(default gnubg:0)")
+    split.add_argument("--games", type=count_arg(MAX_GAMES, minimum=2), default=40000,
+                       help="games of each session, even: duplicate dice (default 40000)")
+    split.add_argument("--seed", type=seed_arg, default=79, help="seed of the dice (default 79)")
+    return split
+
+
+def _bench_cube_split(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+    """``bgnet bench cube-split``: the two sessions of :mod:`bgnet.measure.cube_split`."""
+    import time
+
+    from bgnet.measure.cube_play import play_money_cube
+    from bgnet.measure.cube_split import split_players
+
+    if a.games % 2:
+        p.error(f"--games must be even (duplicate dice play the games in pairs); got {a.games}")
+    bot, opponent = load_bot_arg(a.bot), load_bot_arg(a.opponent)
+    for label, player in split_players(bot, opponent).items():
+        t = time.perf_counter()
+        r = play_money_cube(player, opponent, a.games, seed=a.seed, progress=False)
+        print(f"{label:21s} ({player.name} vs {opponent.name}): {r.ppg:+.3f} ± {r.ppg_ci95:.3f} ppg "
+              f"over {a.games} games ({time.perf_counter() - t:.0f} s)", flush=True)
     return 0
 
 

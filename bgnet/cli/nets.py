@@ -1,6 +1,7 @@
 """The nets family of verbs: ``bgnet export`` (a checkpoint as an ONNX bot,
-:mod:`bgnet.export.onnx_export`) and the verbs that reshape trained nets, ``bgnet widen``,
-``bgnet deepen``, ``bgnet average`` and ``bgnet merge`` (:mod:`bgnet.train.surgery`).
+:mod:`bgnet.export.onnx_export`), its way back ``bgnet checkpoint`` (an exported bot as a
+checkpoint to train on), and the verbs that reshape trained nets, ``bgnet widen``, ``bgnet
+deepen``, ``bgnet average`` and ``bgnet merge`` (:mod:`bgnet.train.surgery`).
 
 Widen and deepen write a checkpoint that a run resumes with ``resume=OUT``; the output path is
 checked before any work, and a checkpoint that cannot be read is an unusable input file (exit
@@ -102,6 +103,62 @@ def _export(a) -> int:
         if max(diff.values()) > 1e-5:
             return _fail("the export disagrees with the torch net by more than 1e-5", 1)
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# bgnet checkpoint
+
+
+def checkpoint_main(argv: list[str]) -> int:
+    """``bgnet checkpoint BOT OUT.pt [--games N]``: export's way back."""
+    p = ArgumentParser(
+        prog="bgnet checkpoint",
+        description="Turn an exported bot back into a training checkpoint, to train its net on "
+                    "(bgnet train resume=OUT) or to reshape it (widen, deepen, merge): the net's "
+                    "config and weights, rebuilt in torch and checked against the bot, and the "
+                    "games it was trained for. It has no optimizer state: a run resumed from it "
+                    "starts its optimizer afresh.",
+        examples=("bgnet checkpoint bgnet-deep deep.pt",
+                  "bgnet checkpoint my-bot.onnx my-bot.pt --games 0",
+                  "bgnet train resume=deep.pt train.games=9000000"))
+    p.add_argument("bot", help="an exported bot (.onnx), or the name of a bot shipped with bgnet "
+                               "(bgnet-default, bgnet-deep)")
+    p.add_argument("out", type=output_file_arg, help="the checkpoint to write (.pt), in an "
+                                                     "existing folder")
+    p.add_argument("--games", type=_games_arg, default=None, metavar="N",
+                   help="the games the net was trained for (default: as the bot's metadata says)")
+    a = p.parse_args(argv)
+    _refuse_a_checkpoint(a.bot)
+    from bgnet.train.surgery import checkpoint_of_bot
+
+    _, data = checkpoint_of_bot(a.bot, a.out, a.games)
+    print(f"wrote {a.out}: the net of {a.bot}, {_shape_of(data['net_config'])}, at "
+          f"{data['games']:,} games; no optimizer state (a run resumed from it starts a fresh one)")
+    return 0
+
+
+def _games_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a number of games is a whole number from 0 up; got {text!r}")
+    return value
+
+
+def _refuse_a_checkpoint(spec: str) -> None:
+    """A checkpoint or a run's folder where an exported bot belongs: say it is one already."""
+    if spec.lower().endswith(".pt") or os.path.isdir(spec):
+        raise BadArgument(f"{spec} is a training checkpoint (or a run's folder) already: train or "
+                          "reshape it as it is; bgnet checkpoint takes an exported bot (.onnx) or "
+                          "a shipped bot's name")
+
+
+def _shape_of(net_config: dict) -> str:
+    from bgnet.nn.model import net_from_config
+
+    return _shape(net_from_config(net_config))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -260,7 +260,14 @@ def distill_main(argv: list[str]) -> int:
 
     if a.labels and a.data:
         raise BadArgument("--labels and --data are two sources of samples: give one")
-    distill_checkpoint(a.checkpoint, a.out, decisions=a.decisions, samples_file=a.data, labels=a.labels,
+    given = None
+    if a.labels:
+        from bgnet.train.distill import student_start
+        from bgnet.train.labels import load_folders
+
+        student_start(a.checkpoint)  # a bad start is refused before the labels are read
+        given = load_folders(a.labels)
+    distill_checkpoint(a.checkpoint, a.out, decisions=a.decisions, samples_file=a.data, given=given,
                        keep=a.keep, margin=a.margin, epochs=a.epochs, lr=a.lr, lr_final=a.lr_final,
                        batch_size=a.batch_size, workers=a.workers, seed=a.seed)
     return 0

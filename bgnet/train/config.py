@@ -92,7 +92,6 @@ class RayConfig:
     games_per_task: int = 256  # games one self-play task plays before it reports back
     worker_threads: int = 1  # torch/numba threads (and Ray CPUs) of each worker
     max_worker_failures: int = 100  # worker deaths tolerated in one run (each is replaced)
-    kill_worker_after_tasks: int | None = None  # fault drill: kill a busy worker after this many tasks
 
 
 # The keys a recipe's phase may set: what can change between two games of one run. The net's
@@ -398,8 +397,6 @@ def _check_ray(run: RunConfig) -> None:
         raise ConfigError(f"config key 'ray.address' must be null, 'auto' or 'HOST:PORT'; got {r.address!r}")
     for key, lo in (("workers", 1), ("games_per_task", 1), ("worker_threads", 1), ("max_worker_failures", 0)):
         _number(f"ray.{key}", getattr(r, key), lo=lo, integer=True)
-    if r.kill_worker_after_tasks is not None:
-        _number("ray.kill_worker_after_tasks", r.kill_worker_after_tasks, lo=1, integer=True)
     if run.distributed == "ray" and run.train.mode != "batched":
         raise ConfigError(f"distributed=ray needs train.mode=batched; got train.mode={run.train.mode}")
 

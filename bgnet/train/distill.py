@@ -254,43 +254,33 @@ def student_start(path: str):
     folder's latest), or an exported or shipped bot's net rebuilt in torch (its games and
     strength kept, no optimizer state)."""
     from bgnet.nn.checkpoint import load_net
-    from bgnet.resources import SHIPPED_BOTS, shipped_bot
+    from bgnet.resources import SHIPPED_BOTS
 
-    if str(path).lower() in SHIPPED_BOTS and not Path(path).exists():
-        path = str(shipped_bot(str(path).lower()) or path)
-    if str(path).endswith(".onnx"):
-        from bgnet.bots.torch_eval import net_of_exported_bot
+    if str(path).endswith(".onnx") or (str(path).lower() in SHIPPED_BOTS and not Path(path).exists()):
+        from bgnet.train.surgery import net_of_bot
 
-        net, meta = net_of_exported_bot(path)
-        return net, {"net_config": net.config(), "games": int(meta.get("games") or 0), "config": {},
-                     "metrics": meta.get("metrics") or {}}
+        return net_of_bot(path)
     return load_net(path)
 
 
 def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
-                       samples_file: str | None = None, labels: list[str] | None = None, keep: int = 5,
+                       samples_file: str | None = None, given: Samples | None = None, keep: int = 5,
                        margin: float = MARGIN, epochs: int = 2, lr: float = 1e-5,
                        lr_final: float | None = None, batch_size: int = 64, workers: int = 1,
                        seed: int = 0) -> None:
-    """Fit the net of ``checkpoint`` (a ``.pt``, or an exported bot's net) and write it to ``out``,
-    without an optimizer state. The samples: labels folders' (``labels``, a teacher's values made
-    by ``bgnet label``), or those kept in ``samples_file`` when that file exists, or else the net's
-    own 1-ply values of the close candidates of ``decisions`` self-play decisions (kept in
-    ``samples_file`` when one is named)."""
+    """Fit the net of ``checkpoint`` (a ``.pt``, or an exported bot's net) and write it to
+    ``out``, without an optimizer state. The samples: those ``given`` (a teacher's values from
+    labels folders made by ``bgnet label``: :func:`bgnet.train.labels.load_folders`), or those
+    kept in ``samples_file`` when that file exists, or else the net's own 1-ply values of the
+    close candidates of ``decisions`` self-play decisions (kept in ``samples_file`` when one is
+    named)."""
     import torch
 
     from bgnet.nn.checkpoint import save_checkpoint
 
     net, data = student_start(checkpoint)  # first: a bad checkpoint is refused before any work
-    if labels:
-        from bgnet.train.labels import load_labels, read_settings
-
-        parts = []
-        for folder in labels:
-            parts.append(load_labels(folder))
-            print(f"{len(parts[-1])} samples of {parts[-1].decisions} decisions from {folder} "
-                  f"({read_settings(folder).describe()})")  # type: ignore[union-attr]
-        samples = Samples.concat(parts)
+    if given is not None:
+        samples = given
     elif samples_file and Path(samples_file).exists():
         samples = Samples.load(samples_file)
         print(f"{len(samples)} samples of {samples.decisions} decisions read from {samples_file}")

@@ -257,14 +257,6 @@ class WorkerGroup:
         self.incarnation[i] += 1
         self._spawn(i)
 
-    def kill_busy_worker(self) -> int | None:
-        """Fault drill: kill (like a crash, mid-task) the worker whose task was given last."""
-        busy = [i for i, g in self.pending.values() if g]
-        if not busy:
-            return None
-        self._kill(busy[-1])
-        return busy[-1]
-
     def _kill(self, i: int) -> None:
         try:
             self.ray.kill(self.handles[i], no_restart=True)
@@ -296,8 +288,6 @@ class RaySource:
         self.settings = dataclasses.asdict(cfg.ray)
         self.ray = import_ray(local=self.settings["address"] is None)
         self.connected = connect(self.ray, self.settings)
-        self.drill = self.settings["kill_worker_after_tasks"]
-        self.tasks_done = 0
         self.staleness: list[int] = []
         self.cfg, self.net_config, self.worker_cpu = cfg, net.config(), 0.0
         try:
@@ -309,11 +299,9 @@ class RaySource:
 
     def next_games(self, wanted: int) -> FinishedGames:
         self._fill(wanted)
-        self._maybe_drill()
         _, result = self.workers.next_event()
         if result is None:  # a probe answered, or a worker died and is being replaced
             return concat_games([])
-        self.tasks_done += 1
         self.worker_cpu += result.cpu_seconds
         self.staleness.append(self.version - result.version)
         return result.games
@@ -370,13 +358,6 @@ class RaySource:
                 return
             self.workers.submit(i, self.version, self.weights_ref,
                                 min(self.settings["games_per_task"], remaining))
-
-    def _maybe_drill(self) -> None:
-        if self.drill is not None and self.tasks_done >= self.drill:
-            self.drill = None
-            killed = self.workers.kill_busy_worker()
-            if killed is not None:
-                print(f"fault drill: killed self-play worker {killed}", file=sys.stderr)
 
     def _disconnect(self) -> None:
         if self.connected:

@@ -171,3 +171,14 @@ def _well_formed(s: Samples) -> bool:
     return (s.boards.shape[1:] == (2, 25) and s.targets.shape == (n, 5) and s.decision.shape == (n,)
             and bool(np.isfinite(s.targets).all()) and bool(((s.targets >= 0) & (s.targets <= 1)).all())
             and bool((s.boards >= 0).all()) and bool((s.boards.sum(axis=2) <= 15).all()))
+
+
+def load_folders(folders: list[str], log=print) -> Samples:
+    """The samples of several labels folders together, each folder's size and teacher logged."""
+    parts = []
+    for folder in folders:
+        parts.append(load_labels(folder))
+        held = read_settings(folder)
+        log(f"{len(parts[-1])} samples of {parts[-1].decisions} decisions from {folder} "
+            f"({held.describe() if held else '?'})")
+    return Samples.concat(parts)

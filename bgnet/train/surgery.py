@@ -1,5 +1,6 @@
 """Reshaping trained nets, checkpoint to checkpoint (``bgnet widen``, ``bgnet deepen``,
-``bgnet average`` and ``bgnet merge``, whose command lines are in :mod:`bgnet.cli.nets`).
+``bgnet average`` and ``bgnet merge``, whose command lines are in :mod:`bgnet.cli.nets`), and
+the way back from an exported bot to a checkpoint (``bgnet checkpoint``).
 
 Widen and deepen read a checkpoint, build the larger net that computes the same function
 (:mod:`bgnet.nn.widen`, :mod:`bgnet.nn.deepen`), and write a checkpoint that a run resumes with
@@ -11,12 +12,14 @@ run starts a fresh optimizer).
 weights (:mod:`bgnet.nn.average`), with the rest of the newest one's contents.
 :func:`merge_checkpoints` reads nets trained apart and writes the one net that is their
 weighted mean (:mod:`bgnet.nn.merge`), with the rest of the first one's contents.
+:func:`checkpoint_of_bot` writes an exported bot's net (rebuilt in torch) as a checkpoint to
+train on.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from bgnet.errors import BadArgument
+from bgnet.errors import BadArgument, BadInputFile
 
 
 def widen_checkpoint(checkpoint: str, out: str, *, contact: int | None = None, layer: int = 1,
@@ -129,6 +132,40 @@ def _summed_compute(payloads: list[dict]) -> dict:
         for key, seconds in (data.get("compute") or {}).items():
             total[key] = total.get(key, 0.0) + float(seconds)
     return total
+
+
+def net_of_bot(bot: str):
+    """The torch net of an exported bot (an ``.onnx`` file, or the name of a bot shipped with
+    bgnet) and the checkpoint data that goes with it: the games it was trained for and its
+    metrics, from the file's metadata, and no optimizer state (a run resumed from it starts a
+    fresh optimizer). The net is rebuilt and checked by
+    :func:`bgnet.bots.torch_eval.net_of_exported_bot`."""
+    from bgnet.bots.torch_eval import net_of_exported_bot
+    from bgnet.resources import SHIPPED_BOTS, shipped_bot
+
+    path = str(bot)
+    if path.lower() in SHIPPED_BOTS and not Path(path).exists():
+        found = shipped_bot(path.lower())
+        if found is None:
+            raise BadInputFile(f"{path} is not installed ({SHIPPED_BOTS[path.lower()]} is missing)")
+        path = str(found)
+    net, meta = net_of_exported_bot(path)
+    return net, {"net_config": net.config(), "games": int(meta.get("games") or 0), "config": {},
+                 "metrics": meta.get("metrics") or {}}
+
+
+def checkpoint_of_bot(bot: str, out: str, games: int | None = None) -> tuple:
+    """Write to ``out`` a checkpoint of an exported bot's net (:func:`net_of_bot`), trained for
+    ``games`` (None: as the bot's metadata says); ``(net, checkpoint data)``."""
+    from bgnet.nn.checkpoint import save_checkpoint
+
+    if Path(out).resolve() == Path(bot).resolve():
+        raise BadArgument(f"{out} is the bot itself; write the checkpoint to a new file (.pt)")
+    net, data = net_of_bot(bot)
+    if games is not None:
+        data["games"] = games
+    save_checkpoint(out, dict(data, net_state=net.state_dict()))
+    return net, data
 
 
 def checkpoint_files(inputs: list[str]) -> list[str]:

@@ -13,7 +13,6 @@ Layout of the package:
   :class:`~bgnet.play.table.Table` whose events go to the page;
 * :mod:`.app`: the FastAPI application (:func:`create_app`);
 * :mod:`.server`: uvicorn serving it, with a deadline for reading each request;
-* :mod:`.loadtest`: concurrent ``/move`` clients that check every answer (tests, benchmark).
 
 Every error a client causes is a 4xx answer ``{"message": "..."}`` that says what is wrong, as
 wildbg answers; nothing a client sends gives a 500.

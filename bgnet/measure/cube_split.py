@@ -1,9 +1,8 @@
-"""Where a bot loses games with the cube: its checker plays or its cube decisions.
+"""Where a bot loses money games with the cube: its checker plays or its cube decisions
+(``bgnet bench cube-split``).
 
-    python3 tools/split_cube_play.py --bot bgnet-deep --opponent gnubg:0 --games 40000 --seed 79
-
-Plays two money sessions with the cube against the opponent, on duplicate dice, each with a
-player made of two halves:
+Two money sessions with the cube against an opponent, on duplicate dice, each with a player made
+of two halves (:class:`Halves`):
 
 * **cube decisions alone**: the opponent's checker plays, the bot's cube decisions (doubles and
   takes). Both sides then move alike, so the games part only where the cube actions differ: the
@@ -14,16 +13,14 @@ player made of two halves:
 
 Set beside the bot itself against the same opponent (``bgnet eval BOT OPP --cube``) and its
 cubeless result (``bgnet eval BOT OPP``) on the same seed, the two say which half a deficit comes
-from. The opponent must value positions (its cube decisions come from its probabilities).
+from. Both bots must value positions: their cube decisions come from their probabilities.
 """
 from __future__ import annotations
 
-import argparse
-import time
-
-from bgnet.bots import load_bot
 from bgnet.bots.base import Bot
-from bgnet.measure.cube_play import play_money_cube
+from bgnet.errors import BadArgument
+
+SESSIONS = ("cube decisions alone", "checker plays alone")
 
 
 class Halves(Bot):
@@ -51,24 +48,16 @@ class Halves(Bot):
         return self.cuber.cube_decisions(boards, contexts, ply, met=met, efficiency=efficiency)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bot", default="bgnet-deep")
-    ap.add_argument("--opponent", default="gnubg:0")
-    ap.add_argument("--games", type=int, default=40000, help="even: duplicate dice (40000)")
-    ap.add_argument("--seed", type=int, default=79)
-    a = ap.parse_args()
-    bot, opp = load_bot(a.bot), load_bot(a.opponent)
-    if not opp.can_evaluate:
-        ap.error(f"{a.opponent} does not value positions, so it has no cube decisions to lend")
-    for label, player in (("cube decisions alone", Halves(opp, bot)),
-                          ("checker plays alone", Halves(bot, opp))):
-        t = time.perf_counter()
-        r = play_money_cube(player, opp, a.games, seed=a.seed, progress=False)
-        print(f"{label:21s} ({player.name} vs {opp.name}): {r.ppg:+.3f} ± {r.ppg_ci95:.3f} ppg "
-              f"over {a.games} games ({time.perf_counter() - t:.0f} s)", flush=True)
-    return 0
+class NoCubeToLend(BadArgument):
+    """A bot that values no positions, so it has no cube decisions to split off."""
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def split_players(bot: Bot, opponent: Bot) -> dict[str, Halves]:
+    """The two players of :data:`SESSIONS`, each to play money games with the cube against
+    ``opponent`` (:func:`bgnet.measure.cube_play.play_money_cube`, duplicate dice)."""
+    for who in (bot, opponent):
+        if not who.can_evaluate:
+            raise NoCubeToLend(f"{who.name} does not value positions, so it has no cube decisions "
+                               "to split: both bots must (a net bot or gnubg:N)")
+    return {SESSIONS[0]: Halves(opponent, bot), SESSIONS[1]: Halves(bot, opponent)}
+

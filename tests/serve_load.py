@@ -2,8 +2,9 @@
 
 Positions come from random games (:func:`random_positions`); each request is wildbg's ``GET
 /move`` and each answer must list exactly the legal moves of the position (by their resulting
-positions), best first by the cubeless equity of their probabilities. Used by the test suite and by
-``benchmarks/bench_serve.py``, which prints the latency quantiles.
+positions), best first by the cubeless equity of their probabilities. Used by the serve tests
+(``from serve_load import ...``) and by ``benchmarks/bench_serve.py``, which puts this folder on
+its path and prints the latency quantiles.
 """
 from __future__ import annotations
 
