@@ -209,7 +209,6 @@ def test_a_match_played_in_parts_is_the_same_match():
     assert np.mean(np.concatenate([n for _, n in pieces])) == whole.mean_plies
 
 
-@pytest.mark.skipif(not HAVE_GNUBG, reason="pubeval comes from gnubg_nn (pip install 'bgnet[ref]')")
 def test_eval_workers_play_the_same_games_as_one_process(tmp_path):
     shipped = "checkpoints/bgnet-default.onnx"
     one, two = tmp_path / "one.json", tmp_path / "two.json"
