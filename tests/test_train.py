@@ -174,6 +174,38 @@ def test_kill_and_resume(tmp_path):
     assert load_checkpoint(latest)["games"] >= target
 
 
+def test_a_run_ends_saying_how_long_it_took_and_names_its_folder_once(tmp_path):
+    import os
+    import re
+
+    run = tmp_path / "run"
+    args = ("progress=false", "eval.every=0", "eval.final_games=0", f"hydra.run.dir={run}")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))  # this bgnet
+    first = subprocess.run(_bgnet("train", "train.games=200", *args, cwd=tmp_path), cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert first.stdout.count("run folder:") == 1 and first.stdout.startswith(f"run folder: {run}")
+    played = re.search(r"^trained (\d+) games in (\d+):(\d\d):(\d\d) \((\d+\.\d\d) core-hours\)$",
+                       first.stdout, re.M)
+    assert played, first.stdout
+    assert int(played[1]) >= 200 and 0 < int(played[3]) * 60 + int(played[4]) < 300
+    more = subprocess.run(_bgnet("train", "train.games=400", *args, cwd=tmp_path), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert more.returncode == 0, more.stderr[-2000:]
+    assert more.stdout.count("run folder:") == 1
+    assert re.search(r"^trained \d+ games in 0:0\d:\d\d; the run: \d+ games, 0:0\d:\d\d over every "
+                     r"sitting \(\d+\.\d\d core-hours\)$", more.stdout, re.M), more.stdout
+
+
+def test_the_time_left_is_estimated_once_the_rate_has_settled():
+    from bgnet.train.loop import RATE_SETTLES_S, time_left
+
+    assert time_left(27_000, 900.0, RATE_SETTLES_S - 0.5) == "?"
+    assert time_left(27_000, 900.0, RATE_SETTLES_S) == "0:00:30"
+    assert time_left(4_500_000, 250.0, 60.0) == "5:00:00"
+    assert time_left(100, 0.0, 60.0) == "?"
+
+
 def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
     bad = tmp_path / "broken.pt"
     bad.write_bytes(b"\x00" * 100)

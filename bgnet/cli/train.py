@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 from pathlib import Path
 
 from bgnet.bots.search import MARGIN
@@ -152,6 +153,7 @@ def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
     try:
         print(f"run folder: {run_dir}", flush=True)
         _log_line("command: bgnet train" + "".join(" " + shlex.quote(a) for a in argv))
+        started = time.perf_counter()
         summary = train(cfg, run_dir, overrides=overrides)
     except Interrupted as e:
         print(f"bgnet train: interrupted: {e}", file=sys.stderr)
@@ -164,14 +166,27 @@ def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     finally:
         log()
-    print(f"run folder: {run_dir}")
     if not summary.get("already_reached"):
+        print(_time_taken(summary, time.perf_counter() - started))
         print(f"  curve: bgnet plot {run_dir}")
         print(f"  bot:   bgnet export {run_dir}/checkpoints/latest.pt --out {run_dir.name}.onnx")
         if not cfg.get("phases"):
             more = [a for a in argv if not a.startswith("train.games=")]
             print(f"  train on: {_resume_command(more, run_dir)} train.games=N (N above {summary['games']})")
     return 0
+
+
+def _time_taken(summary: dict, seconds: float) -> str:
+    """'trained 30,008 games in 0:00:48 (0.01 core-hours)': this sitting's games and time
+    (``seconds``, its final evaluation included), and the whole run's where it was resumed."""
+    from bgnet.train.loop import clock
+
+    played = summary["games"] - summary.get("games_at_start", 0)
+    line = f"trained {played:,} games in {clock(seconds)}"
+    if summary.get("games_at_start"):
+        line += (f"; the run: {summary['games']:,} games, {clock(3600 * summary['wall_hours'])} "
+                 f"over every sitting")
+    return f"{line} ({summary['core_hours']:.2f} core-hours)"
 
 
 def _log_line(text: str) -> None:

@@ -53,6 +53,31 @@ from bgnet.train.selfplay import FinishedGames
 from bgnet.train.sources import GameSource, source_for
 
 SourceFactory = Callable[["Trainer"], GameSource]
+RATE_SETTLES_S = 3.0  # seconds of games (after the first ones) before the rate makes an estimate
+
+
+def clock(seconds: float) -> str:
+    """Seconds as H:MM:SS.
+
+    >>> clock(3725.4), clock(48)
+    ('1:02:05', '0:00:48')
+    """
+    secs = int(max(0.0, seconds))
+    return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+
+
+def time_left(games_left: int, gps: float, measured_s: float) -> str:
+    """The time ``games_left`` games take at ``gps`` games a second, as H:MM:SS, once the rate
+    has been measured over :data:`RATE_SETTLES_S` seconds; '?' before (the very first games of
+    a pool end together, a rate from them is no estimate). The rate is the mean since the first
+    games came in, evaluations included, so the estimate includes the evaluations to come.
+
+    >>> time_left(27000, 900.0, 4.0), time_left(27000, 900.0, 1.0), time_left(0, 900.0, 9.0)
+    ('0:00:30', '?', '0:00:00')
+    """
+    if gps <= 0 or measured_s < RATE_SETTLES_S:
+        return "?"
+    return clock(max(0, games_left) / gps)
 
 
 def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: bool | None = None,
@@ -560,10 +585,8 @@ class Trainer:
 
     def _left(self, until: int, gps: float) -> str:
         """The time the games up to ``until`` take at ``gps`` games a second, as H:MM:SS."""
-        if gps <= 0 or time.perf_counter() - (self.t_first or time.perf_counter()) < 20:
-            return "?"  # a rate from the first seconds is not worth an estimate
-        secs = int(max(0, until - self.games) / gps)
-        return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        measured = time.perf_counter() - self.t_first if self.t_first is not None else 0.0
+        return time_left(until - self.games, gps, measured)
 
     def _log(self) -> None:
         gps = self._rate()
