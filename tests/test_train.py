@@ -195,6 +195,11 @@ def test_a_run_ends_saying_how_long_it_took_and_names_its_folder_once(tmp_path):
     assert more.stdout.count("run folder:") == 1
     assert re.search(r"^trained \d+ games in 0:0\d:\d\d; the run: \d+ games, 0:0\d:\d\d over every "
                      r"sitting \(\d+\.\d\d core-hours\)$", more.stdout, re.M), more.stdout
+    # resume= a run's folder goes on in that folder (not in the folder above it).
+    folder = subprocess.run(_bgnet("train", "train.games=500", *args[:3], f"resume={run}", cwd=tmp_path),
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert folder.returncode == 0, folder.stderr[-2000:]
+    assert folder.stdout.startswith(f"run folder: {run}\n") and sorted(tmp_path.iterdir()) == [run]
 
 
 def test_the_time_left_is_estimated_once_the_rate_has_settled():
@@ -204,6 +209,19 @@ def test_the_time_left_is_estimated_once_the_rate_has_settled():
     assert time_left(27_000, 900.0, RATE_SETTLES_S) == "0:00:30"
     assert time_left(4_500_000, 250.0, 60.0) == "5:00:00"
     assert time_left(100, 0.0, 60.0) == "?"
+
+
+@pytest.mark.parametrize("resume", ["nosuch.pt", "gone/checkpoints/latest.pt"])
+def test_resume_from_a_missing_checkpoint_is_the_error_alone(tmp_path, resume, capsys):
+    """Nothing is named, made or written before the error: no 'run folder: .', no app.log."""
+    from bgnet.cli import main
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        assert main(["train", "progress=false", f"resume={resume}"]) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"bgnet train: error: checkpoint {resume} does not exist\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):

@@ -129,10 +129,16 @@ def train_main(argv: list[str]) -> int:
 
 
 def _resume_dir(argv: list[str]) -> str | None:
-    """The run folder of a ``resume=CHECKPOINT`` on the command line (None without one)."""
+    """The run folder of a ``resume=CHECKPOINT`` (or ``resume=RUN``) on the command line; None
+    without one. A checkpoint that is not there is refused here, before a run folder is named,
+    made or written to."""
     for a in argv:
         if a.startswith("resume=") and a[len("resume="):] not in ("", "null"):
-            ck = Path(a[len("resume="):])
+            from bgnet.nn.checkpoint import CheckpointError, checkpoint_file
+
+            ck = checkpoint_file(a[len("resume="):])
+            if not ck.is_file():
+                raise CheckpointError(f"checkpoint {ck} does not exist")
             return str(ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent)
     return None
 
