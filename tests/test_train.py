@@ -203,7 +203,7 @@ def test_a_run_ends_saying_how_long_it_took_and_names_its_folder_once(tmp_path):
 
 
 def test_the_time_left_is_estimated_once_the_rate_has_settled():
-    from bgnet.train.loop import RATE_SETTLES_S, time_left
+    from bgnet.train.progress import RATE_SETTLES_S, time_left
 
     assert time_left(27_000, 900.0, RATE_SETTLES_S - 0.5) == "?"
     assert time_left(27_000, 900.0, RATE_SETTLES_S) == "0:00:30"
@@ -232,6 +232,28 @@ def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 3  # an input file that cannot be used
     assert "bgnet train: error:" in res.stderr and "broken.pt" in res.stderr
+
+
+def test_a_short_first_evaluation_starts_the_curve_early(tmp_path):
+    """eval.first: one evaluation of eval.first_games games early, then the periodic ones."""
+    import json
+
+    cfg = config(**{"train.games": 800, "eval.every": 600, "eval.first": 200, "eval.first_games": 20,
+                    "eval.games": 40, "eval.opponents": "[random]", "eval.previous": "false"})
+    train(cfg, tmp_path)
+    evals = [e for e in json.loads((tmp_path / "history.json").read_text()) if "eval" in e]
+    assert [e["eval"]["random"]["games"] for e in evals] == [20, 40]
+    assert 200 <= evals[0]["games"] < 600 <= evals[1]["games"] < 800
+
+
+def test_the_first_evaluation_is_not_made_twice_nor_after_the_periodic_one(tmp_path):
+    import json
+
+    cfg = config(**{"train.games": 700, "eval.every": 300, "eval.first": 300, "eval.first_games": 20,
+                    "eval.games": 40, "eval.opponents": "[random]", "eval.previous": "false"})
+    train(cfg, tmp_path)
+    evals = [e for e in json.loads((tmp_path / "history.json").read_text()) if "eval" in e]
+    assert [e["eval"]["random"]["games"] for e in evals] == [40, 40]
 
 
 def test_periodic_evaluation_against_random_repeats_with_the_seed():

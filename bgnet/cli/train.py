@@ -185,7 +185,7 @@ def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
 def _time_taken(summary: dict, seconds: float) -> str:
     """'trained 30,008 games in 0:00:48 (0.01 core-hours)': this sitting's games and time
     (``seconds``, its final evaluation included), and the whole run's where it was resumed."""
-    from bgnet.train.loop import clock
+    from bgnet.train.progress import clock
 
     played = summary["games"] - summary.get("games_at_start", 0)
     line = f"trained {played:,} games in {clock(seconds)}"

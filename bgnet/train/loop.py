@@ -48,36 +48,12 @@ from bgnet.train.learn import (
     set_threads,
     weight_norm,
 )
+from bgnet.train.progress import time_left
 from bgnet.train.resume import Requested, reconcile
 from bgnet.train.selfplay import FinishedGames
 from bgnet.train.sources import GameSource, source_for
 
 SourceFactory = Callable[["Trainer"], GameSource]
-RATE_SETTLES_S = 3.0  # seconds of games (after the first ones) before the rate makes an estimate
-
-
-def clock(seconds: float) -> str:
-    """Seconds as H:MM:SS.
-
-    >>> clock(3725.4), clock(48)
-    ('1:02:05', '0:00:48')
-    """
-    secs = int(max(0.0, seconds))
-    return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
-
-
-def time_left(games_left: int, gps: float, measured_s: float) -> str:
-    """The time ``games_left`` games take at ``gps`` games a second, as H:MM:SS, once the rate
-    has been measured over :data:`RATE_SETTLES_S` seconds; '?' before (the very first games of
-    a pool end together, a rate from them is no estimate). The rate is the mean since the first
-    games came in, evaluations included, so the estimate includes the evaluations to come.
-
-    >>> time_left(27000, 900.0, 4.0), time_left(27000, 900.0, 1.0), time_left(0, 900.0, 9.0)
-    ('0:00:30', '?', '0:00:00')
-    """
-    if gps <= 0 or measured_s < RATE_SETTLES_S:
-        return "?"
-    return clock(max(0, games_left) / gps)
 
 
 def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: bool | None = None,
@@ -486,6 +462,7 @@ class Trainer:
         every = eval_every(self.cfg)
         last_eval = self.games - (self.games % every if every else 0)
         last_log = self.games
+        early = 0 < E.first < (every or self.total) and self.games < E.first  # the first, short one
         while self.games < self.total and self.signals.signal is None:
             A = self.active
             self.lr = learning_rate(A.optim, self.games, A.train.games)
@@ -513,13 +490,24 @@ class Trainer:
                 last_ckpt = self.games - self.games % T.checkpoint_every
             if every and self.games - last_eval >= every and self.games < self.total:
                 previous = self.ckpt.previous(self.games) if E.previous else None
-                res = evaluate_against(self.net, self.device, E.opponents, E.games,
-                                       seed=self.cfg.seed + 1, previous=previous)
-                if E.error_rate:
-                    res["error_rate"] = error_rates(self.net, self.device)
-                self._record(res)
-                _log_eval(self.writer, res, self.games, self.bar, self.spent())
+                self._evaluate(E.games, previous)
                 last_eval = self.games - self.games % every
+                early = False
+            elif early and self.games >= E.first and self.games < self.total:
+                # A short evaluation early on, so that the curve starts long before the first
+                # periodic one (eval.first, eval.first_games).
+                self._evaluate(E.first_games, None)
+                early = False
+
+    def _evaluate(self, games: int, previous: str | None) -> None:
+        """An evaluation of ``games`` games against each opponent, recorded and shown."""
+        E = self.cfg.eval
+        res = evaluate_against(self.net, self.device, E.opponents, games, seed=self.cfg.seed + 1,
+                               previous=previous)
+        if E.error_rate:
+            res["error_rate"] = error_rates(self.net, self.device)
+        self._record(res)
+        _log_eval(self.writer, res, self.games, self.bar, self.spent())
 
     def _record(self, res: dict, final: bool = False) -> None:
         """An evaluation's results in the run's history (see ``self.history``)."""
