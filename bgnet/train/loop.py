@@ -72,7 +72,7 @@ def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: boo
 def default_source(trainer: Trainer) -> GameSource:
     """Self-play in this process, or on Ray actors with ``distributed=ray``."""
     return source_for(trainer.active, trainer.net, trainer.device, trainer.version, trainer.games,
-                      trainer.selfplay_rng)
+                      trainer.selfplay_rng, log_dir=trainer.run_dir)
 
 
 # --------------------------------------------------------------------------------------------
