@@ -508,7 +508,8 @@ def test_the_bot_moves_by_the_match_s_own_measure(net_bot):
 
     advisor = _Watched(net_bot)
     session_for(advisor, Person(lambda p, prompt: "resign gammon" if "Your move" in prompt else
-                                "roll" if "Roll" in prompt else "drop"), match_length=3).run()
+                                "roll" if "Roll" in prompt else "no" if "Save" in prompt else "drop"),
+                match_length=3).run()
     assert advisor.contexts
     assert all(c.match_length == 3 and c.player_on_roll == BOT for c in advisor.contexts)
     dmp = MatchContext(match_length=3, score=(2, 2), player_on_roll=BOT, turn=BOT)
