@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 # A local instance needs no outside address: keep Ray on the loopback interface (read at import).
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -206,3 +207,48 @@ def test_ray_and_local_runs_take_the_same_learning_step_on_the_same_games(local_
     _, by_local = replay_run(config(*over, "distributed=none"), tmp_path / "local", rec.batches)
     assert_same_weights(by_ray["net_state"], by_local["net_state"])
     assert by_ray["weights_version"] == by_local["weights_version"] == len(rec.versions)
+
+
+@pytest.mark.slow
+def test_ray_s_output_stays_out_of_the_terminal_and_its_logs_are_in_the_run_folder(tmp_path):
+    """What Ray's processes and workers write (a node lost floods it with [state-dump] lines)
+    is not forwarded; Ray's messages go to RUN/ray.log, RUN/ray-logs links to its processes'
+    logs, and the terminal gets one line of bgnet's."""
+    pytest.importorskip("ray")
+    run = tmp_path / "run"
+    script = f"""
+import time
+from pathlib import Path
+from pathlib import Path
+from bgnet.train.distributed import connect, import_ray
+
+ray = import_ray(local=True)
+settings = {{"address": None, "workers": 1, "worker_threads": 1}}
+assert connect(ray, settings, Path({str(run)!r}))
+
+@ray.remote
+def noisy():
+    import sys
+    print("[state-dump] from a worker's stdout", flush=True)
+    print("[state-dump] from a worker's stderr", file=sys.stderr, flush=True)
+    return 1
+
+assert ray.get(noisy.remote()) == 1
+time.sleep(3)  # time enough for Ray to forward the lines, were it to
+ray.shutdown()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = (done.stdout + done.stderr).splitlines()
+    assert said == [f"self-play on 1 Ray worker, a local Ray instance ({_cpus(said)} CPUs); Ray's "
+                    f"logs: {run / 'ray.log'}, {run / 'ray-logs'}/"], said
+    assert "Started a local Ray instance" in (run / "ray.log").read_text()
+    logs = run / "ray-logs"
+    assert logs.is_symlink() and any(p.name.startswith("raylet") for p in logs.iterdir())
+    worker_logs = "".join(p.read_text(errors="replace") for p in logs.glob("worker-*"))
+    assert "[state-dump] from a worker's stdout" in worker_logs  # kept there, not lost
+
+
+def _cpus(lines: list[str]) -> str:
+    return lines[0].split("(", 1)[1].split(" CPUs", 1)[0] if lines and "(" in lines[0] else "?"

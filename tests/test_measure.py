@@ -209,7 +209,6 @@ def test_a_match_played_in_parts_is_the_same_match():
     assert np.mean(np.concatenate([n for _, n in pieces])) == whole.mean_plies
 
 
-@pytest.mark.skipif(not HAVE_GNUBG, reason="pubeval comes from gnubg_nn (pip install 'bgnet[ref]')")
 def test_eval_workers_play_the_same_games_as_one_process(tmp_path):
     shipped = "checkpoints/bgnet-default.onnx"
     one, two = tmp_path / "one.json", tmp_path / "two.json"
@@ -219,8 +218,31 @@ def test_eval_workers_play_the_same_games_as_one_process(tmp_path):
     d1, d2 = json.loads(one.read_text()), json.loads(two.read_text())
     for key in ("games", "wins", "ppg", "ppg_ci95", "histogram", "mean_plies"):
         assert d1[key] == d2[key]
-    with pytest.raises(BadArgument, match="--workers splits cubeless money games and --match"):
-        eval_main(["pubeval", "pubeval", "--cube", "--workers", "2"])
+
+
+@pytest.mark.parametrize("kind", [["--cube", "--games", "14"], ["--games", "10"],
+                                  ["--match", "3", "--matches", "5"]])
+def test_eval_workers_share_cube_games_and_saved_games_and_save_the_same_files(tmp_path, kind):
+    """Money games with the cube, and any run that saves its games, are shared among the
+    workers too: duplicate pairs kept together (14 games in parts of 2), the same result, and
+    the same .mat and .sgf files, their games in order."""
+    shipped = "checkpoints/bgnet-default.onnx"
+    out = {}
+    for n in (1, 2):
+        folder = tmp_path / f"w{n}"
+        folder.mkdir()
+        assert eval_main([shipped, "pubeval", *kind, "--seed", "6", "--quiet", "--workers", str(n),
+                          "--json", str(folder / "r.json"), "--save-mat", str(folder / "g.mat"),
+                          "--save-sgf", str(folder / "g.sgf")]) == 0
+        data = json.loads((folder / "r.json").read_text())
+        data.pop("seconds", None)
+        data = {k: v for k, v in data.items() if "per_second" not in k}
+        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix != ".json"}
+        out[n] = data, files
+    assert out[1][0] == out[2][0]
+    assert out[1][1].keys() == out[2][1].keys() and len(out[1][1]) >= 2
+    for name in out[1][1]:
+        assert out[1][1][name] == out[2][1][name], name
 
 
 def test_eval_workers_play_the_same_matches_as_one_process(tmp_path):

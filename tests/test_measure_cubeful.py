@@ -70,9 +70,7 @@ def pip_matches():
 
 
 def test_pubeval_wins_most_short_matches_against_random():
-    if not HAVE_GNUBG:
-        pytest.skip("pubeval needs gnubg-nn")
-    from bgnet.bots.gnubg_bots import PubevalBot
+    from bgnet.bots.pubeval import PubevalBot
 
     r = play_matches(PubevalBot(), RandomBot(1), 3, 16, seed=1, progress=False)
     assert r.matches == 16 and r.wins >= 13

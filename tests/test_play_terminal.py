@@ -26,10 +26,12 @@ from bgnet.play.terminal import BOT, HUMAN, PlaySession
 HINT_RE = re.compile(r"^\s+1\. (.+?)(?:\s{2,}(?:MWC|cubeful equity|equity \(cubeless\)|win) .*)?$")
 # A hinted move's figures, labelled by what the moves are ranked by.
 MATCH_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}MWC (\d+\.\d\d)%  EMG ([+-]\d\.\d{3})  cubeless "
-                           r"equity ([+-]\d\.\d{3})  win ")
+                           r"equity ([+-]\d\.\d{3})$")
 MONEY_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}cubeful equity ([+-]\d\.\d{3})  cubeless equity "
-                           r"([+-]\d\.\d{3})  win ")
-CUBELESS_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}equity \(cubeless\) ([+-]\d\.\d{3})  win ")
+                           r"([+-]\d\.\d{3})$")
+CUBELESS_FIGURES = re.compile(r"^\s+\d+\. (.+?)\s{2,}equity \(cubeless\) ([+-]\d\.\d{3})$")
+# The line under each hinted move: its probabilities.
+PROBABILITIES = re.compile(r"^ {7}win \d+\.\d% \(gammon \d+\.\d%, bg \d+\.\d%\)  lose \d+\.\d% ")
 
 
 class Person:
@@ -336,6 +338,93 @@ def test_end_of_input_saves_to_the_save_file(tmp_path):
     assert path.exists() and moves_of(load_mat(path)) == moves_of(s.match.record())
 
 
+def test_when_the_session_is_over_the_person_is_offered_to_save(tmp_path):
+    target = tmp_path / "whole.mat"
+    person = Person(follow_hints)
+    policy = person.policy
+
+    def save_at_the_end(person, prompt):
+        return str(target) if prompt.startswith("Save the match?") else policy(person, prompt)
+
+    person.policy = save_at_the_end
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    assert s.run() == 0
+    assert "The session is over." in person.text
+    assert "Save the match? File name (.mat/.sgf), or Enter to finish without saving> " in person.lines
+    assert moves_of(load_mat(target)) == moves_of(s.match.record()) and s.match.over
+
+
+def test_a_file_saved_earlier_is_offered_again_at_the_end_and_gets_the_end(tmp_path):
+    early = tmp_path / "early.mat"
+    said = []
+
+    def policy(person, prompt):
+        if not said:
+            said.append(prompt)
+            return f"save {early}"
+        if prompt.startswith("Save the match?"):
+            said.append(prompt)
+            return ""  # Enter: the same file again
+        return follow_hints(person, prompt)
+
+    person = Person(policy)
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    assert s.run() == 0
+    assert said[-1] == f"Save the match? Enter saves it to {early} again; or another file name, or no> "
+    back = load_mat(early)
+    assert moves_of(back) == moves_of(s.match.record()) and back.games[-1].winner is not None
+
+
+def test_ctrl_c_saves_the_match_so_far_to_a_named_file_and_says_where(tmp_path, monkeypatch, capsys):
+    class Keyboard:
+        """Standard input: a roll or two (an empty line each), then Ctrl-C."""
+
+        def __init__(self):
+            self.lines = ["\n", "\n", "8/5 6/5\n", "\n"]
+
+        def readline(self):
+            if not self.lines:
+                raise KeyboardInterrupt
+            return self.lines.pop(0)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", Keyboard())
+    assert play_main(["--bot", "random:3", "--seed", "5"]) == 130
+    (saved,) = tmp_path.iterdir()
+    assert re.fullmatch(r"bgnet-play-\d{8}-\d{6}\.mat", saved.name)
+    out = capsys.readouterr().out
+    assert f"Interrupted: the match so far is saved in {saved}." in out and out.endswith("Bye.\n")
+    assert load_mat(saved).games  # the game so far, readable
+
+
+def test_ctrl_c_after_a_save_brings_that_file_up_to_date(tmp_path):
+    early = tmp_path / "mine.mat"
+    person = Person(_scripted(f"save {early}", "", ""))
+    s = session_for(Advisor(load_bot("random:2"), judge=None), person, seed=1)
+    person.limit = 3  # the input ends after three lines
+    s.run()
+    before = len(moves_of(load_mat(early)))
+    assert s.interrupted() == early and "Interrupted: the match so far is saved in" in person.text
+    assert len(moves_of(load_mat(early))) >= before
+    assert moves_of(load_mat(early)) == moves_of(s.match.record()) and list(tmp_path.iterdir()) == [early]
+
+
+def test_cube_advice_fits_80_columns(net_bot):
+    def policy(person, prompt):
+        if prompt.startswith("Roll or double"):
+            return None if asked else asked.append(prompt) or "hint"
+        return follow_hints(person, prompt)
+
+    asked: list[str] = []
+    person = Person(policy)
+    session_for(Advisor(net_bot), person, match_length=5, seed=3).run()
+    at = max(i for i, line in enumerate(person.lines) if " says: " in line or "No cube" in line
+             or "may not double" in line)
+    advice = person.lines[at:at + 4]
+    assert all(len(line) <= 80 for line in advice), advice
+    assert any("no double" in line for line in advice) or "may not double" in advice[0]
+
+
 def test_bot_specs_with_a_ply():
     """One resolver turns --bot and --ply into a spec for every verb."""
     assert with_ply(None, None) == "bgnet-default"
@@ -430,7 +519,8 @@ def test_the_bot_moves_by_the_match_s_own_measure(net_bot):
 
     advisor = _Watched(net_bot)
     session_for(advisor, Person(lambda p, prompt: "resign gammon" if "Your move" in prompt else
-                                "roll" if "Roll" in prompt else "drop"), match_length=3).run()
+                                "roll" if "Roll" in prompt else "no" if "Save" in prompt else "drop"),
+                match_length=3).run()
     assert advisor.contexts
     assert all(c.match_length == 3 and c.player_on_roll == BOT for c in advisor.contexts)
     dmp = MatchContext(match_length=3, score=(2, 2), player_on_roll=BOT, turn=BOT)
@@ -451,7 +541,9 @@ def test_the_bot_moves_by_the_match_s_own_measure(net_bot):
 
 
 def _first_hint(advisor, **kw) -> tuple[list[str], Game]:
-    """The lines of the hint asked for at the person's first move, and that game."""
+    """The hint asked for at the person's first move, and that game: its heading (its lines
+    joined) and the lines of its moves, each checked to have its probabilities on the line
+    under it and to fit 80 columns."""
     def policy(person, prompt):
         if prompt.startswith("Your move") and "hint" not in person.typed:
             return "hint"
@@ -461,12 +553,20 @@ def _first_hint(advisor, **kw) -> tuple[list[str], Game]:
     s = session_for(advisor, person, **kw)
     s.run()
     at = max(i for i, line in enumerate(person.lines) if "legal move" in line)
-    lines = []
-    for line in person.lines[at + 1:]:
-        if not re.match(r"^\s+\d+\. ", line):
+    heading, lines = [person.lines[at]], []
+    rest = iter(person.lines[at + 1:])
+    for line in rest:
+        if re.match(r"^\s+\d+\. ", line):
+            lines.append(line)
+            under = next(rest)
+            assert PROBABILITIES.match(under), under
+            assert max(len(line), len(under)) <= 80, (line, under)
+        elif not lines and line.startswith("  "):
+            heading.append(line.strip())
+        else:
             break
-        lines.append(line)
-    return [person.lines[at]] + lines, s.match.games[-1]
+    assert all(len(line) <= 80 for line in heading)
+    return [" ".join(heading)] + lines, s.match.games[-1]
 
 
 def test_a_match_hint_shows_mwc_and_emg_with_the_cubeless_equity_beside(net_bot):

@@ -2,6 +2,8 @@
 a folder without a log or without evaluations is refused with exit code 3."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,44 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     assert "invalid choice" in capsys.readouterr().err
     assert main(["plot", str(tmp_path), "--out", str(tmp_path / "no" / "c.png")]) == 2
     assert "there is no folder" in capsys.readouterr().err
+
+
+def quick_recipe_config(run_dir) -> None:
+    """``RUN/config.yaml`` as the quick recipe's run writes it."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from bgnet.train.config import load_config
+
+    configs = Path(__file__).resolve().parents[1] / "configs"  # this checkout's recipes
+    with initialize_config_dir(config_dir=str(configs), version_base="1.3"):
+        run = load_config(compose(config_name="train", overrides=["+recipe=quick"]))
+    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(run.to_dict())))
+
+
+def test_before_the_first_evaluation_the_refusal_says_when_it_comes(tmp_path, capsys):
+    """A quick recipe's run 5,000 games in, at 150 games/s: its first figure comes at 10,000
+    games (eval.first), about half a minute later."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    quick_recipe_config(tmp_path)
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    writer.add_scalar("train/games_per_second", 150.0, 5000)
+    writer.close()
+    assert main(["plot", str(tmp_path)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err == (f"bgnet plot: error: {tmp_path} has no evaluations yet: the first comes at "
+                   "10,000 games (eval.first); the run was at 5,000 games, 150 games/s: about "
+                   "0:00:33 from then")
+
+
+def test_a_run_that_evaluates_nothing_says_so(tmp_path, capsys):
+    quick_recipe_config(tmp_path)
+    text = (tmp_path / "config.yaml").read_text()
+    for key, value in (("every", "100000"), ("first", "10000"), ("final_games", "20000")):
+        text = text.replace(f"  {key}: {value}\n", f"  {key}: 0\n")
+    (tmp_path / "config.yaml").write_text(text)
+    write_log(tmp_path, {})
+    assert main(["plot", str(tmp_path)]) == 3
+    assert "this run evaluates nothing (eval.every=0, eval.first=0, eval.final_games=0)" in \
+        capsys.readouterr().err

@@ -12,7 +12,9 @@ from bgnet.analyze.rollout import (
     DiceStreams,
     RolloutSettings,
     equity_difference,
+    expected_plies,
     flip_difference,
+    play_trials,
     rollout_moves,
     rollout_position,
     run_trials,
@@ -225,10 +227,57 @@ def test_the_progress_bar_reports_the_mean_rate(monkeypatch):
             made.append(kw)
             super().__init__(*a, **kw)
 
+        def update(self, k=1):
+            steps.append(k)
+            return super().update(k)
+
+    steps = []
     monkeypatch.setattr(tqdm, "tqdm", Spy)
     bot = load_bot("bgnet-default")
-    run_trials(bot, contact_positions(1, seed=3), RolloutSettings(trials=4, truncate=1), progress=True)
+    run_trials(bot, contact_positions(1, seed=3), RolloutSettings(trials=4, truncate=2), progress=True)
     assert made and made[0]["smoothing"] == 0
+    # The count moves by a fraction of a trial on the first ply and ends at the trials, whole.
+    assert 0 < steps[0] < 4 and sum(steps) == pytest.approx(4)
+    assert "{n:.0f}" in made[0]["bar_format"]
+
+
+class CountingBot:
+    """A bot that notes how many positions each of its move choices is asked for."""
+
+    def __init__(self, bot):
+        self.inner, self.batches = bot, []
+        self.eval, self.ply, self.name = bot.eval, bot.ply, bot.name
+
+    def choose_moves(self, boards, dice):
+        self.batches.append(len(boards))
+        return self.inner.choose_moves(boards, dice)
+
+
+def test_trials_start_in_a_window_and_progress_shows_from_the_first_ply(bot):
+    """A rollout of many trials keeps at most ``window`` under way, starting one as one ends, and
+    reports progress on every ply: the first report comes after one ply, not when the first game
+    ends, and the reports add up to the trials. The outcomes do not depend on the window."""
+    roots = contact_positions(2, seed=12)
+    s = RolloutSettings(trials=40, luck=False, seed=5)
+    reports = []
+    counting = CountingBot(bot)
+    small = play_trials(counting, roots, s, np.arange(40), on_done=reports.append, window=16)
+    whole = play_trials(bot, roots, s, np.arange(40), window=10_000)
+    assert np.array_equal(small.raw, whole.raw) and np.array_equal(small.plies, whole.plies)
+    assert max(counting.batches) == 16 and counting.batches[0] == 16
+    # The first ply credits each of the 16 trials a share of one by its expected length.
+    assert reports[0] == pytest.approx(np.sum(1 / expected_plies(roots, None).repeat(8)))
+    assert 0 < reports[0] < 1
+    assert sum(reports) == pytest.approx(80) and len(reports) > 80
+
+
+def test_expected_plies_follow_the_pips_and_the_truncation():
+    start = start_position()[None]
+    late = np.zeros((1, 2, 25), np.int8)
+    late[0, :, 0] = 2  # two checkers each on the one-point
+    assert 50 < expected_plies(start, None)[0] < 65  # self-play games from the start: about 58
+    assert expected_plies(late, None)[0] == 2.0
+    assert expected_plies(start, 7)[0] == 7
 
 
 @pytest.mark.parametrize("argv, code, words", [

@@ -871,6 +871,31 @@ def test_api_moves_with_a_match_id_rank_by_the_match_s_own_measure(client):
                                                 "dice": "31"}), 400, "match_id")
 
 
+def test_a_position_id_and_an_xgid_of_one_position_say_why_they_rank_differently(client):
+    """A bare Position ID carries no cube, an XGID always does: the first ranks by cubeless
+    money equity, the second (money play, the cube centred) by cubeful money equity, and each
+    answer says why, naming the other spelling; with the cube given both ways they agree."""
+    from bgnet.engine.state import MatchContext
+    from bgnet.formats.match_id import match_id
+
+    bare = ok(client.get("/api/v1/moves", params={"position_id": START, "dice": "31", "limit": 16}))
+    xg = ok(client.get("/api/v1/moves", params={
+        "xgid": "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10", "limit": 16}))
+    assert (bare["ranked_by"], xg["ranked_by"]) == ("cubeless money equity", "cubeful money equity")
+    assert bare["ranked_by_why"].startswith("no cube or score was given (a bare Position ID "
+                                            "carries neither), so the moves rank by cubeless")
+    assert "an XGID" in bare["ranked_by_why"]
+    assert xg["ranked_by_why"].startswith("the cube and score were given (money play), so the moves "
+                                          "rank by cubeful money equity; the same position as a bare "
+                                          "Position ID")
+    with_cube = ok(client.get("/api/v1/moves", params={
+        "position_id": f"{START}:{match_id(MatchContext(dice=(3, 1)))}", "limit": 16}))
+    assert with_cube["moves"] == xg["moves"] and with_cube["ranked_by_why"] == xg["ranked_by_why"]
+    mid = match_id(MatchContext(match_length=5, score=(4, 4)))
+    dmp = ok(client.get("/api/v1/moves", params={"position_id": START, "match_id": mid, "dice": "31"}))
+    assert dmp["ranked_by_why"].startswith("the score of a match was given")
+
+
 def test_a_cubeless_server_keeps_the_cubeless_ranking(client):
     from bgnet.engine.state import MatchContext
     from bgnet.play.web.answers import Answers
@@ -879,6 +904,7 @@ def test_a_cubeless_server_keeps_the_cubeless_ranking(client):
     dmp = MatchContext(match_length=5, score=(4, 4))
     plain = Answers(bot, cubeful=False).moves(start_position(), 3, 1, 0, 16, dmp)
     assert plain["ranked_by"] == "cubeless money equity"
+    assert "started with cubeful play off" in plain["ranked_by_why"]
     assert plain["moves"] == Answers(bot).moves(start_position(), 3, 1, 0, 16)["moves"]
 
 

@@ -124,6 +124,7 @@ class Browser:
         self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60,
                                               suppress_origin=True)
         self.next_id = 0
+        self.events: list[dict] = []  # the protocol's events met while waiting for answers
         self.send("Page.enable")
         self.send("Runtime.enable")
 
@@ -136,6 +137,8 @@ class Browser:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")
                 return msg.get("result", {})
+            if "method" in msg:
+                self.events = self.events[-200:] + [msg]
 
     def eval(self, expr: str):
         r = self.send("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
@@ -237,9 +240,20 @@ def is_drawn_board(path: Path) -> bool:
 
 
 @pytest.mark.slow
+def start_anew(b: Browser) -> None:
+    """Click Start, and answer yes where the page asks first (a game is in progress)."""
+    b.settled()
+    before = b.eval("window.bgnetAnswers || 0")
+    b.click("#start", answered=False)
+    if not b.eval("document.getElementById('start-confirm').hidden"):
+        b.click("#start-yes")
+    else:
+        b.wait(lambda: (b.eval("window.bgnetAnswers || 0") or 0) > before)
+
+
 def test_a_whole_game_played_by_clicking(server, browser, tmp_path):
     browser.open(server + "/")
-    browser.click("#start")  # a new money game
+    start_anew(browser)  # a new money game
     s = browser.state()
     for _ in range(500):
         if s["game_over"]:
@@ -259,7 +273,7 @@ def test_a_whole_game_played_by_clicking(server, browser, tmp_path):
 
 def test_a_typed_illegal_move_is_explained(server, browser):
     browser.open(server + "/")
-    browser.click("#start")
+    start_anew(browser)
     message = browser.eval("document.getElementById('message').textContent")
     assert message.startswith(("Game 1. Opening roll: you ", "Opening roll: you ")), message
     # The log's lines read as sentences in the message, those without a stop of their own too.
@@ -289,7 +303,7 @@ def new_page_game(b: Browser, url: str, length: str = "0", jacoby: bool = False)
            "document.getElementById('length').dispatchEvent(new Event('change'))")
     if jacoby:
         b.eval("document.getElementById('jacoby').checked = true")
-    b.click("#start")
+    start_anew(b)
     return b.state()
 
 
@@ -531,6 +545,61 @@ def test_resigning_asks_first(server, browser):
     browser.click("#resign-yes")
     s = browser.state()
     assert s["game_over"] and s["winner"] == "bot", s["log"][-3:]
+
+
+def test_start_asks_first_while_a_match_is_in_progress(server, browser):
+    """Start while a match or a money game is on asks, as resigning does (the server's own
+    new_game action refuses a new game mid-match, and Start is no way around it); No plays on,
+    Yes starts anew, and once the game is over Start asks nothing."""
+    s = new_page_game(browser, server, "5")
+    assert not s["match_over"] and browser.eval("document.getElementById('start-confirm').hidden")
+    browser.eval("document.getElementById('length').value = '0'; "
+                 "document.getElementById('length').dispatchEvent(new Event('change'))")
+    browser.click("#start", answered=False)
+    assert not browser.eval("document.getElementById('start-confirm').hidden")
+    question = browser.eval("document.getElementById('start-question').textContent")
+    assert question.startswith("Start a new money game? The 5-point match in progress (") and \
+        "ends unfinished" in question, question
+    assert browser.state()["id"] == s["id"]  # nothing sent yet
+    browser.click("#start-no", answered=False)
+    assert browser.eval("document.getElementById('start-confirm').hidden")
+    assert browser.state()["id"] == s["id"] and "Not started" in \
+        browser.eval("document.getElementById('message').textContent")
+    browser.click("#start", answered=False)
+    browser.click("#start-yes")
+    t = browser.state()
+    assert t["id"] != s["id"] and t["match_length"] == 0 and not t["match_over"]
+    browser.click("#resign", answered=False)  # the money game ends ...
+    browser.click("#resign-yes")
+    assert browser.state()["game_over"]
+    browser.click("#start")  # ... and Start begins anew at once, asking nothing
+    assert browser.state()["id"] != t["id"]
+    assert browser.eval("document.getElementById('start-confirm').hidden")
+
+
+def test_the_first_paint_shows_the_board_before_the_server_answers(server, browser, tmp_path):
+    """The page's script draws the board (at the opening) before it asks the server for the
+    game, so the first paint is a board, not an empty space: held back at the network, the
+    game's answer has not come, and the board is there."""
+    browser.send("Page.navigate", url="about:blank")
+    browser.events.clear()
+    browser.send("Fetch.enable", patterns=[{"urlPattern": "*/api/v1/games*"}])
+    try:
+        browser.send("Page.navigate", url=server + "/")
+        held = browser.wait(lambda: browser.eval("1") and next(
+            (e for e in browser.events if e["method"] == "Fetch.requestPaused"), None), 60)
+        assert "/api/v1/games" in held["params"]["request"]["url"]  # the game, asked for and held
+        assert browser.eval("window.bgnetState === undefined")  # no answer from the server yet
+        drawn = browser.eval("[document.querySelectorAll('#board .point').length, "
+                             "document.querySelectorAll('#board circle').length]")
+        assert drawn[0] >= 25 and drawn[1] >= 30, drawn  # the points, the 30 checkers
+        assert is_drawn_board(browser.screenshot(tmp_path / "first.png"))
+        assert "Setting up" in browser.eval("document.getElementById('message').textContent")
+    finally:
+        for e in [e for e in browser.events if e["method"] == "Fetch.requestPaused"]:
+            browser.send("Fetch.continueRequest", requestId=e["params"]["requestId"])
+        browser.send("Fetch.disable")
+    browser.wait(lambda: browser.eval("window.bgnetState ? window.bgnetState.id : null"), 60)
 
 
 def test_a_money_game_with_the_jacoby_rule(server, browser):

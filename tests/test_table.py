@@ -234,7 +234,7 @@ def test_hints_answer_without_changing_the_game_or_telling_anything():
     hint = table.hint(2)
     assert isinstance(hint, MoveHint) and len(hint.moves) == 7 and len(seen) == told
     assert hint.text.split("\n")[:2] == ["7 legal moves; the best 2 by legal order (no evaluator):",
-                                         "  1. 24/13                   "]
+                                         "  1. 24/13"]
 
 
 def test_a_game_from_the_opening_saved_by_the_name_of_the_file(tmp_path):

@@ -174,6 +174,56 @@ def test_kill_and_resume(tmp_path):
     assert load_checkpoint(latest)["games"] >= target
 
 
+def test_a_run_ends_saying_how_long_it_took_and_names_its_folder_once(tmp_path):
+    import os
+    import re
+
+    run = tmp_path / "run"
+    args = ("progress=false", "eval.every=0", "eval.final_games=0", f"hydra.run.dir={run}")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))  # this bgnet
+    first = subprocess.run(_bgnet("train", "train.games=200", *args, cwd=tmp_path), cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert first.stdout.count("run folder:") == 1 and first.stdout.startswith(f"run folder: {run}")
+    played = re.search(r"^trained (\d+) games in (\d+):(\d\d):(\d\d) \((\d+\.\d\d) core-hours\)$",
+                       first.stdout, re.M)
+    assert played, first.stdout
+    assert int(played[1]) >= 200 and 0 < int(played[3]) * 60 + int(played[4]) < 300
+    more = subprocess.run(_bgnet("train", "train.games=400", *args, cwd=tmp_path), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert more.returncode == 0, more.stderr[-2000:]
+    assert more.stdout.count("run folder:") == 1
+    assert re.search(r"^trained \d+ games in 0:0\d:\d\d; the run: \d+ games, 0:0\d:\d\d over every "
+                     r"sitting \(\d+\.\d\d core-hours\)$", more.stdout, re.M), more.stdout
+    # resume= a run's folder goes on in that folder (not in the folder above it).
+    folder = subprocess.run(_bgnet("train", "train.games=500", *args[:3], f"resume={run}", cwd=tmp_path),
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert folder.returncode == 0, folder.stderr[-2000:]
+    assert folder.stdout.startswith(f"run folder: {run}\n") and sorted(tmp_path.iterdir()) == [run]
+
+
+def test_the_time_left_is_estimated_once_the_rate_has_settled():
+    from bgnet.train.progress import RATE_SETTLES_S, time_left
+
+    assert time_left(27_000, 900.0, RATE_SETTLES_S - 0.5) == "?"
+    assert time_left(27_000, 900.0, RATE_SETTLES_S) == "0:00:30"
+    assert time_left(4_500_000, 250.0, 60.0) == "5:00:00"
+    assert time_left(100, 0.0, 60.0) == "?"
+
+
+@pytest.mark.parametrize("resume", ["nosuch.pt", "gone/checkpoints/latest.pt"])
+def test_resume_from_a_missing_checkpoint_is_the_error_alone(tmp_path, resume, capsys):
+    """Nothing is named, made or written before the error: no 'run folder: .', no app.log."""
+    from bgnet.cli import main
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        assert main(["train", "progress=false", f"resume={resume}"]) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"bgnet train: error: checkpoint {resume} does not exist\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
     bad = tmp_path / "broken.pt"
     bad.write_bytes(b"\x00" * 100)
@@ -182,6 +232,28 @@ def test_resume_from_a_corrupt_checkpoint_fails_clearly(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 3  # an input file that cannot be used
     assert "bgnet train: error:" in res.stderr and "broken.pt" in res.stderr
+
+
+def test_a_short_first_evaluation_starts_the_curve_early(tmp_path):
+    """eval.first: one evaluation of eval.first_games games early, then the periodic ones."""
+    import json
+
+    cfg = config(**{"train.games": 800, "eval.every": 600, "eval.first": 200, "eval.first_games": 20,
+                    "eval.games": 40, "eval.opponents": "[random]", "eval.previous": "false"})
+    train(cfg, tmp_path)
+    evals = [e for e in json.loads((tmp_path / "history.json").read_text()) if "eval" in e]
+    assert [e["eval"]["random"]["games"] for e in evals] == [20, 40]
+    assert 200 <= evals[0]["games"] < 600 <= evals[1]["games"] < 800
+
+
+def test_the_first_evaluation_is_not_made_twice_nor_after_the_periodic_one(tmp_path):
+    import json
+
+    cfg = config(**{"train.games": 700, "eval.every": 300, "eval.first": 300, "eval.first_games": 20,
+                    "eval.games": 40, "eval.opponents": "[random]", "eval.previous": "false"})
+    train(cfg, tmp_path)
+    evals = [e for e in json.loads((tmp_path / "history.json").read_text()) if "eval" in e]
+    assert [e["eval"]["random"]["games"] for e in evals] == [40, 40]
 
 
 def test_periodic_evaluation_against_random_repeats_with_the_seed():

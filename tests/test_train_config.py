@@ -215,6 +215,17 @@ def test_help_explains_resume_and_the_config_groups(capsys):
     assert "bgnet train resume=runs/" in out
 
 
+def test_help_says_how_long_the_quick_recipe_takes_with_ray_and_without(capsys):
+    """Half an hour is the recipe's time with distributed=ray on two cores; in one process it
+    takes twice as long, and the help says both."""
+    assert train_main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("quick (a strong bot: about half an hour of two cores with distributed=ray, about an "
+            "hour in one process without it)") in out
+    assert "bgnet train +recipe=quick # the same in one process: about an hour" in out
+    assert "bgnet train +recipe=quick distributed=ray # a strong bot in about half an hour (2 cores)" in out
+
+
 def test_a_bad_value_on_the_command_line_makes_no_run_folder(tmp_path):
     """The config is checked before its run folder is made: a typo leaves nothing behind."""
     run = tmp_path / "run"

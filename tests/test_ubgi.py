@@ -420,6 +420,23 @@ def test_the_longest_match_is_answered_at_once(engine):
     assert time.perf_counter() - start < 5.0
 
 
+def test_a_score_in_a_money_session_is_refused_and_play_stays_as_it_was(engine):
+    engine.silent("newsession money")
+    engine.silent("setscore 0 0")  # no score: nothing to refuse
+    engine.silent("position startpos")
+    engine.silent("dice 3 1")
+    money = engine.ask("go role chequer")
+    answer = engine.ask("setscore 6 6")
+    assert answer == ["error bad_argument setscore a money session has no score (got 6-6): "
+                      "'newsession match N' starts a match first"]
+    assert engine.ask("go role chequer")[-1] == money[-1] and " mwc " not in engine.ask("go")[0]
+    engine.silent("newsession match 7")
+    engine.silent("setscore 6 6")  # in a match the same line is taken
+    engine.silent("position startpos")
+    engine.silent("dice 3 1")
+    assert " mwc " in engine.ask("go role chequer")[0]
+
+
 def test_missing_context_and_a_finished_game(engine):
     engine.silent("newgame")
     assert engine.ask("go")[0].startswith("error missing_context position")

@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-from bgnet.bots.gnubg_bots import GnubgBot, PubevalBot, import_gnubg_nn, money_equity
+from bgnet.bots.gnubg_bots import GnubgBot, import_gnubg_nn, money_equity
+from bgnet.bots.pubeval import PubevalBot
 from bgnet.bots.simple import terminal_points
 from bgnet.engine.board import start_position, swap
 from bgnet.engine.movegen import generate

@@ -20,7 +20,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_serve_live import Browser, chromium_path, free_port, play_turn_by_clicking, wait_for  # noqa: E402
+from test_serve_live import (  # noqa: E402
+    Browser,
+    chromium_path,
+    free_port,
+    play_turn_by_clicking,
+    start_anew,
+    wait_for,
+)
 
 
 def main() -> int:
@@ -49,7 +56,7 @@ def main() -> int:
                        deviceScaleFactor=1, mobile=False)
                 b.open(url)
                 b.eval("document.getElementById('length').value = '5'")
-                b.click("#start")
+                start_anew(b)  # the page opened on a money game: Start asks first
                 for _ in range(a.turns):
                     s = b.state()
                     if s["phase"] in ("over", "match_over"):

@@ -11,7 +11,9 @@ refused before anything waits on it), of a bounded size, in either format.
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 from bgnet.engine.game import MatchRecord
@@ -61,6 +63,7 @@ def expand(inputs: list[str]) -> list[str]:
             found = [str(p) for p in series]
         for f in found:
             if f not in out:
+                check_text(f)
                 out.append(f)
     return out
 
@@ -85,4 +88,50 @@ def read_match_file(path, *, jacoby: bool = False) -> tuple[MatchRecord, str]:
     return record, kind
 
 
-__all__ = ["expand", "numbered", "read_match_file", "MATCH_SUFFIXES"]
+
+
+# Bytes that no text file holds: the control characters other than tab, line feed, vertical tab,
+# form feed, carriage return and escape.
+_BINARY = frozenset(range(0x00, 0x09)) | frozenset(range(0x0E, 0x1B)) | frozenset(range(0x1C, 0x20))
+# What a binary file given by mistake most likely is, by the start of its bytes or its name.
+_KINDS = ((b"PK\x03\x04", None, "a zip archive, such as a training checkpoint (.pt)"),
+          (b"\x89PNG", None, "a PNG image"),
+          (b"\x1f\x8b", None, "a gzip archive"),
+          (b"", ".onnx", "an exported bot (.onnx)"),
+          (b"", ".pt", "a training checkpoint (.pt)"))
+
+
+def check_text(path: str, sample: int = 4096) -> None:
+    """A :class:`BadInputFile` for a file that holds binary data rather than the text of a match
+    (a bot, a checkpoint, an image given by mistake), saying what it is not, and what it looks
+    like where that can be told, without quoting its bytes. A file that cannot be read is left
+    to the reader, which says why.
+
+    >>> import tempfile, os
+    >>> bot = os.path.join(tempfile.mkdtemp(), "mine.onnx")
+    >>> _ = open(bot, "wb").write(b"\\x08\\x08\\x12\\x05bgnet\\x1a\\x050.1.0")
+    >>> try:
+    ...     check_text(bot)
+    ... except BadInputFile as e:
+    ...     print(str(e).split("; ")[1])
+    it looks like an exported bot (.onnx) (a bot to analyse with is given as --bot FILE)
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # a FIFO or a device is never opened here: the reader refuses it before it waits
+        with open(path, "rb") as f:
+            head = f.read(sample)
+    except OSError:
+        return
+    if not any(b in _BINARY for b in head):
+        return
+    suffix = Path(path).suffix.lower()
+    kind = next((what for magic, ext, what in _KINDS
+                 if (magic and head.startswith(magic)) or (ext and suffix == ext)), None)
+    looks = f"; it looks like {kind}" if kind else ""
+    bot = " (a bot to analyse with is given as --bot FILE)" if kind and ("bot" in kind or "checkpoint"
+                                                                       in kind) else ""
+    raise BadInputFile(f"{path} is not a match file (.mat or .sgf text): it holds binary data{looks}{bot}")
+
+
+__all__ = ["expand", "numbered", "check_text", "read_match_file", "MATCH_SUFFIXES"]

@@ -34,7 +34,9 @@ candidate moves of a roll are picked by it too; without one, or with ``cubeless_
 cubeless money equity.
 
 The hot path is batched: on each ply all live trials go through one call of the compiled move
-generator for all 21 rolls and one evaluator call, in chunks of :data:`CHUNK` trials.
+generator for all 21 rolls and one evaluator call, in chunks of :data:`CHUNK` trials. At most
+:data:`WINDOW` trials are under way at once, a new one starting as one ends, so trials end from
+the first seconds on and progress is steady.
 """
 from __future__ import annotations
 
@@ -63,6 +65,8 @@ for _k, (_a, _b) in enumerate(ROLLS):
 COMBOS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int64)  # the 36
 DICE_BLOCK = 64  # later rolls are drawn in blocks of this many plies
 CHUNK = 512  # trials whose 21 rolls are generated and evaluated in one call
+WINDOW = 512  # trials under way at once: a batch large enough, and trials that end early
+MOST_CREDIT = 0.95  # progress credited to a trial before it ends
 MAX_PLIES = 2000  # a trial this long means a bot is not making progress
 
 
@@ -231,11 +235,23 @@ class TrialOutcomes:
     plies: np.ndarray
 
 
+def expected_plies(roots: np.ndarray, truncate: int | None) -> np.ndarray:
+    """float[R]: about how many plies a trial from each root lasts, for progress only: both pip
+    counts over the mean roll's 8.17 pips, times 1.45 for wasted pips and hits (the mean over
+    self-play games of the shipped bot from positions of every stage), at most ``truncate``."""
+    pips = roots[:, :, :24].astype(np.int64) @ np.arange(1, 25) + 25 * roots[:, :, 24]
+    plies = np.maximum(2.0, 1.45 * pips.sum(axis=1) / 8.17)
+    return plies if truncate is None else np.minimum(plies, max(int(truncate), 1))
+
+
 def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_ids: np.ndarray,
-                cube: CubeSetup | None = None, ev=None, on_done=None) -> TrialOutcomes:
+                cube: CubeSetup | None = None, ev=None, on_done=None,
+                window: int = WINDOW) -> TrialOutcomes:
     """Play trials ``trial_ids`` of every root in ``roots`` (int8[R, 2, 25], side on roll about to
-    roll) with ``bot``. ``ev`` measures luck (and makes the cube decisions); ``on_done(k)`` is
-    called as trials finish."""
+    roll) with ``bot``, at most ``window`` of them under way at once. ``ev`` measures luck (and
+    makes the cube decisions); ``on_done(k)`` is called as the trials advance, ``k`` the
+    progress made in trials (a fraction of a trial for each ply played, the rest of it when it
+    ends: the calls add up to the number of trials)."""
     s = settings
     roots = np.ascontiguousarray(roots, np.int8).reshape(-1, 2, 25)
     trial_ids = np.asarray(trial_ids, np.int64)
@@ -255,7 +271,8 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
     ply = np.zeros(n, np.int64)
     raw = np.zeros((n, 5), np.float64)
     luck = np.zeros((n, 5), np.float64)
-    live = np.ones(n, bool)
+    live = np.zeros(n, bool)  # started and not finished
+    finished = np.zeros(n, bool)
     cubeful = np.zeros(n, np.float64)
     cube_luck = np.zeros(n, np.float64)
     cube_val = np.ones(n, np.int64)
@@ -266,11 +283,22 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
         cube_val[:] = cube.ctx.cube_value
         owner[:] = cube.ctx.cube_owner
 
+    # Progress in trials, a share of one credited on each ply a trial plays (by the expected
+    # length of its game) and the rest when it ends, so the count moves from the first ply on.
+    per_ply = np.repeat(1.0 / expected_plies(roots, s.truncate), n_trials)
+    credit = np.zeros(n, np.float64)
+
+    def report(idx: np.ndarray, new_credit) -> None:
+        if on_done is not None and len(idx):
+            gain = float(np.sum(new_credit - credit[idx]))
+            credit[idx] = new_credit
+            on_done(gain)
+
     def finish(idx: np.ndarray, probs_player: np.ndarray) -> None:
         raw[idx] = probs_player
         live[idx] = False
-        if on_done is not None:
-            on_done(len(idx))
+        finished[idx] = True
+        report(idx, 1.0)
 
     # A root whose side not on roll has borne off everything is a finished game (a candidate move
     # that wins at once): the root's player has lost it.
@@ -283,7 +311,19 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
                 _set_cubeful(i, 1 - root_player, pts, root_player, cube, cubeful)
         finish(idx, flip(terminal_probs_batch(over[idx]).astype(np.float64)))
 
-    while live.any():
+    # Trials start in waves of at most ``window`` at a time, trial by trial across the roots, a
+    # new one as soon as one ends: the first ones end within seconds, so progress (and its
+    # estimate) shows from the start, and the batches stay large.
+    queue = np.arange(n).reshape(n_roots, n_trials).T.ravel()
+    queue = queue[~finished[queue]]
+    admitted = 0
+    while True:
+        room = window - int(live.sum())
+        if room > 0 and admitted < len(queue):
+            live[queue[admitted:admitted + room]] = True
+            admitted += room
+        if not live.any():
+            break
         act = np.flatnonzero(live)
         if int(ply[act].max()) >= MAX_PLIES:
             raise RuntimeError(f"a trial lasted {MAX_PLIES} plies: the bot is not making progress")
@@ -363,6 +403,7 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
         board[go] = after[~done][:, ::-1]
         mine[go] = ~mine[go]
         ply[go] += 1
+        report(go, np.minimum(credit[go] + per_ply[go], MOST_CREDIT))
     shape = (n_roots, n_trials)
     return TrialOutcomes(raw.reshape(shape + (5,)), luck.reshape(shape + (5,)),
                          cubeful.reshape(shape), cube_luck.reshape(shape), ply.reshape(shape))
@@ -589,17 +630,23 @@ def run_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, cube: Cub
     if progress:
         from tqdm import tqdm
 
-        # The mean rate since the start (no smoothing): trials advance together and end in
-        # bunches, so a smoothed rate swings; this one ends at the figure the result reports.
-        bar = tqdm(total=len(roots) * settings.trials, desc=desc, unit="trial", smoothing=0)
+        # The mean rate since the start (no smoothing): trials end in bunches, so a smoothed rate
+        # swings; this one ends at the figure the result reports. The count grows by fractions
+        # of a trial (see play_trials) and is shown whole.
+        bar = tqdm(total=len(roots) * settings.trials, desc=desc, unit="trial", smoothing=0,
+                   bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} [{elapsed}<{remaining}, "
+                              "{rate_fmt}{postfix}]")
     try:
         if workers > 1:
             if spec is None:
                 raise ValueError("a rollout shared among processes needs the bot's spec")
             return _run_parallel(spec, roots, settings, cube, workers, bar)
         ev = luck_evaluator(bot) if settings.luck or settings.cubeful else None
-        return play_trials(bot, roots, settings, np.arange(settings.trials), cube, ev,
-                           bar.update if bar is not None else None)
+        out = play_trials(bot, roots, settings, np.arange(settings.trials), cube, ev,
+                          bar.update if bar is not None else None)
+        if bar is not None:
+            bar.update(bar.total - bar.n)  # the fractions' rounding: every trial has ended
+        return out
     finally:
         if bar is not None:
             bar.close()

@@ -5,8 +5,8 @@ a file into a bot (:mod:`bgnet.bots.load`: :func:`load_bot`, :func:`load_net_bot
 Modules: :mod:`~bgnet.bots.base` (the interface), :mod:`~bgnet.bots.load` (the loader),
 :mod:`~bgnet.bots.net` (a value net's move choice and search), :mod:`~bgnet.bots.evaluator` with
 :mod:`~bgnet.bots.torch_eval` and :mod:`~bgnet.bots.onnx_eval` (what runs the net: torch, or an
-exported file without torch), :mod:`~bgnet.bots.simple` and :mod:`~bgnet.bots.gnubg_bots` (the
-reference players).
+exported file without torch), :mod:`~bgnet.bots.simple`, :mod:`~bgnet.bots.pubeval` and
+:mod:`~bgnet.bots.gnubg_bots` (the reference players; only the last needs GNU Backgammon).
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Reference opponents through GNU Backgammon's Python module ``gnubg_nn``: Tesauro's pubeval and
-GNU Backgammon's own network at a chosen search depth.
+"""The reference opponent through GNU Backgammon's Python module ``gnubg_nn``: GNU Backgammon's
+own network at a chosen search depth.
 
 ``gnubg_nn`` is an optional dependency (``pip install 'bgnet[ref]'``) and is imported only when
-one of these bots is made. Both programs report their move as (from, to) steps; the afterstate is
-obtained by playing those steps on the board (compiled, for the whole batch at once).
+this bot is made. The program reports its move as (from, to) steps; the afterstate is obtained by
+playing those steps on the board (compiled, for the whole batch at once). Tesauro's pubeval, the
+other classic yardstick, needs no package: :mod:`bgnet.bots.pubeval`.
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ MISSING_REFERENCE = (
 )
 MAX_GNUBG_PLY = 3  # deeper searches take seconds per move through gnubg_nn
 _PAD = (-1,) * 8  # four (from, to) steps at most, -1 where there is none
-_PAD_PUB = [-2] * 8
 
 
 def import_gnubg_nn():
@@ -38,32 +38,6 @@ def _check_batch(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.n
     if dice.shape != (len(boards), 2):
         raise ValueError(f"dice must have shape ({len(boards)}, 2) to match the boards; got {dice.shape}")
     return boards, dice
-
-
-class PubevalBot(Bot):
-    """Tesauro's public linear evaluator (``gnubg_nn.pub_best_move``): the classic yardstick.
-
-    Its choice is the legal move whose resulting position scores highest by
-    ``gnubg_nn.pub_eval_score``, except when a move breaks contact: ``pub_best_move`` keeps the
-    weights (race or contact) of the position it starts from, so there the two can disagree.
-    """
-
-    name = "pubeval"
-
-    def __init__(self):
-        self._g = import_gnubg_nn()
-
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
-        boards, dice = _check_batch(boards, dice)
-        best = self._g.pub_best_move
-        # Flat 0-based list [from, to, from, to, ...], 24 = bar, -1 = off: adding 1 gives gnubg's
-        # 1-based numbering (25 = bar, 0 = off); padding with -2 becomes the -1 of "no step".
-        rows = []
-        for b, (d1, d2) in zip(boards.tolist(), dice.tolist()):
-            flat = best(b, d1, d2)
-            rows.append(flat + _PAD_PUB[len(flat):])
-        steps = (np.array(rows, np.int8).reshape(-1, 4, 2) + 1).astype(np.int8)
-        return play_steps(boards, steps), steps
 
 
 class GnubgBot(Bot):

@@ -3,7 +3,7 @@
 Specs understood by :func:`load_bot`:
 
 * ``random`` or ``random:SEED``: a uniform random legal move;
-* ``pubeval``: Tesauro's public evaluator (needs ``bgnet[ref]``);
+* ``pubeval``: Tesauro's public evaluator (:mod:`bgnet.bots.pubeval`);
 * ``gnubg:N``: GNU Backgammon's network at N-ply, N = 0..3 (``gnubg`` alone is 0-ply; needs
   ``bgnet[ref]``);
 * ``bgnet-default`` or ``bgnet-deep``: a bot shipped with bgnet (:mod:`bgnet.resources`), with a
@@ -114,7 +114,7 @@ def load_bot(spec: str | os.PathLike | None = None, ply: int | None = None,
         seed = _parse_int(s.split(":", 1)[1], "the seed", spec) if ":" in s else None
         return RandomBot(seed)
     if low == "pubeval":
-        from bgnet.bots.gnubg_bots import PubevalBot
+        from bgnet.bots.pubeval import PubevalBot
 
         return PubevalBot()
     if low == "gnubg" or low.startswith("gnubg:"):

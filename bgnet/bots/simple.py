@@ -46,7 +46,7 @@ def terminal_points(after):
     return out
 
 
-def _as_batch(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def as_batch(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     dice = np.ascontiguousarray(dice, dtype=np.int64)
     if boards.ndim != 3 or boards.shape[1:] != (2, 25):
@@ -65,7 +65,7 @@ class RandomBot(Bot):
         self.name = "random" if seed is None else f"random:{seed}"
 
     def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
-        boards, dice = _as_batch(boards, dice)
+        boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         counts = np.diff(offsets)
         pick = offsets[:-1] + (self.rng.random(len(counts)) * counts).astype(np.int64)
@@ -89,7 +89,7 @@ class GreedyBot(Bot):
         self.name = name
 
     def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
-        boards, dice = _as_batch(boards, dice)
+        boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         values = np.asarray(self.value_fn(after), dtype=np.float64).reshape(-1)
         if len(values) != len(after):

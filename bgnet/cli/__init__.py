@@ -134,7 +134,6 @@ def main(argv: list[str] | None = None) -> int:
         if not {"-h", "--help"} & set(rest):
             if name in NEEDS:
                 require(NEEDS[name], "train", f"bgnet {name}")
-            _say_if_compiling()
         return COMMANDS[name][0](rest) or 0
     except KeyboardInterrupt:
         print(f"\nbgnet {name}: interrupted", file=sys.stderr)
@@ -145,15 +144,6 @@ def main(argv: list[str] | None = None) -> int:
             raise  # a bug: its traceback says where
         print(f"bgnet {name}: error: {error_line(e)}", file=sys.stderr)
         return code
-
-
-def _say_if_compiling() -> None:
-    """The first start compiles the kernels for about a minute: say so instead of going quiet."""
-    from bgnet.engine.compiled import first_compile_note
-
-    note = first_compile_note()
-    if note:
-        print(note, file=sys.stderr, flush=True)
 
 
 def run() -> int:

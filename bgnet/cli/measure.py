@@ -70,8 +70,9 @@ def eval_main(argv: list[str]) -> int:
     p.add_argument("--batch", type=at_most(MAX_BATCH, "games"),
                    help="games (or matches) in flight at once (default 2048 games, 256 matches)")
     p.add_argument("--workers", type=at_most(MAX_WORKERS, "processes"), default=1,
-                   help="cubeless money games and --match matches: share them among this many "
-                        "processes, one core each (same games, same result; default 1)")
+                   help="share the games (or matches) among this many processes, one core each: the "
+                        "same games, duplicate pairs kept together, the same result and saved files "
+                        "(default 1)")
     p.add_argument("--cubeless-play", action="store_true",
                    help="with --match or --cube: net bots choose their checker plays by cubeless "
                         "money equity, as without a cube (default: by the match's own measure, "
@@ -129,9 +130,6 @@ def _check_eval_args(a: argparse.Namespace, p: argparse.ArgumentParser) -> None:
         p.error(f"--batch must be at least 1; got {a.batch}")
     if a.workers < 1:
         p.error(f"--workers must be at least 1; got {a.workers}")
-    if a.workers > 1 and (a.cube or a.save_mat or a.save_sgf):
-        p.error("--workers splits cubeless money games and --match matches (not --cube, "
-                "--save-mat or --save-sgf)")
     if a.save_mat and not a.save_mat.endswith(".mat"):
         p.error(f"--save-mat takes a file name ending in .mat; got {a.save_mat!r}")
     if a.save_sgf and not a.save_sgf.endswith(".sgf"):
@@ -149,14 +147,20 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     duplicate, keep, quiet = not a.no_duplicate, bool(a.save_mat or a.save_sgf), a.quiet
     result: MatchPlayResult | MoneyCubeResult
     if a.match is not None and a.workers > 1:
-        return cube_play.play_matches_parallel(a.a, a.b, a.match, a.matches, a.workers,
-                                               seed=a.seed, progress=not quiet, batch=a.batch,
-                                               cubeful_play=not a.cubeless_play,
-                                               cube_ply=a.cube_ply, device=a.device)
-    if a.match is not None:
+        result = cube_play.play_matches_parallel(a.a, a.b, a.match, a.matches, a.workers,
+                                                 seed=a.seed, progress=not quiet, batch=a.batch,
+                                                 keep_records=keep, cubeful_play=not a.cubeless_play,
+                                                 cube_ply=a.cube_ply, device=a.device)
+    elif a.match is not None:
         result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
                                         progress=not quiet, batch=a.batch, keep_records=keep,
                                         cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply)
+    elif (a.cube or keep) and a.workers > 1:
+        # The same games as one process plays below, shared among the workers in duplicate pairs.
+        result = cube_play.play_money_cube_parallel(
+            a.a, a.b, a.games, a.workers, seed=a.seed, jacoby=a.jacoby, progress=not quiet,
+            duplicate=duplicate, cube=a.cube, batch=a.batch, keep_records=keep,
+            cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply, device=a.device)
     elif a.cube or keep:
         # Cubeless games to save are played through the rules engine with the cube left alone:
         # the same dice, and so for deterministic bots the same games, as the fast path below.

@@ -69,7 +69,8 @@ def play_main(argv: list[str]) -> int:
         return session.run()
     except KeyboardInterrupt:
         print()
-        session.quit(ask=False)
+        session.interrupted()
+        print("Bye.")
         return 130
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 from pathlib import Path
 
 from bgnet.bots.search import MARGIN
@@ -38,8 +39,9 @@ key is described there and in bgnet/train/config.py.
 Config groups (pick one option each; the default is marked *):
 {groups}
   +recipe=NAME        a whole training, phase by phase, in its own folder runs/NAME: deep (the
-                      deep bot from zero) or quick (a strong bot in about half an hour); the
-                      same command resumes it after a stop
+                      deep bot from zero) or quick (a strong bot: about half an hour of two
+                      cores with distributed=ray, about an hour in one process without it);
+                      the same command resumes it after a stop
   model=NAME          the net's architecture (model.*: encoding, hidden, activation, split ...)
   optim=NAME          the optimizer and its learning-rate schedule (optim.*)
   +experiment=NAME    a preset run (a longer CPU run, a GPU run); it sets many keys at once, and
@@ -57,7 +59,8 @@ train.lam, eval.* ... The config the run really trains with is written to RUN/co
 
 Examples:
   bgnet train                                        # the default run: 30,000 games, a few minutes
-  bgnet train +recipe=quick distributed=ray          # a strong bot in about half an hour
+  bgnet train +recipe=quick distributed=ray          # a strong bot in about half an hour (2 cores)
+  bgnet train +recipe=quick                          # the same in one process: about an hour
   bgnet train +recipe=deep                           # the deep bot from zero (run it again to resume)
   bgnet train model=h160 train.games=200000 hydra.run.dir=runs/h160
   bgnet train resume=runs/h160/checkpoints/latest.pt train.games=400000 optim.lr=0.0005
@@ -126,10 +129,16 @@ def train_main(argv: list[str]) -> int:
 
 
 def _resume_dir(argv: list[str]) -> str | None:
-    """The run folder of a ``resume=CHECKPOINT`` on the command line (None without one)."""
+    """The run folder of a ``resume=CHECKPOINT`` (or ``resume=RUN``) on the command line; None
+    without one. A checkpoint that is not there is refused here, before a run folder is named,
+    made or written to."""
     for a in argv:
         if a.startswith("resume=") and a[len("resume="):] not in ("", "null"):
-            ck = Path(a[len("resume="):])
+            from bgnet.nn.checkpoint import CheckpointError, checkpoint_file
+
+            ck = checkpoint_file(a[len("resume="):])
+            if not ck.is_file():
+                raise CheckpointError(f"checkpoint {ck} does not exist")
             return str(ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent)
     return None
 
@@ -150,6 +159,7 @@ def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
     try:
         print(f"run folder: {run_dir}", flush=True)
         _log_line("command: bgnet train" + "".join(" " + shlex.quote(a) for a in argv))
+        started = time.perf_counter()
         summary = train(cfg, run_dir, overrides=overrides)
     except Interrupted as e:
         print(f"bgnet train: interrupted: {e}", file=sys.stderr)
@@ -162,14 +172,27 @@ def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     finally:
         log()
-    print(f"run folder: {run_dir}")
     if not summary.get("already_reached"):
+        print(_time_taken(summary, time.perf_counter() - started))
         print(f"  curve: bgnet plot {run_dir}")
         print(f"  bot:   bgnet export {run_dir}/checkpoints/latest.pt --out {run_dir.name}.onnx")
         if not cfg.get("phases"):
             more = [a for a in argv if not a.startswith("train.games=")]
             print(f"  train on: {_resume_command(more, run_dir)} train.games=N (N above {summary['games']})")
     return 0
+
+
+def _time_taken(summary: dict, seconds: float) -> str:
+    """'trained 30,008 games in 0:00:48 (0.01 core-hours)': this sitting's games and time
+    (``seconds``, its final evaluation included), and the whole run's where it was resumed."""
+    from bgnet.train.progress import clock
+
+    played = summary["games"] - summary.get("games_at_start", 0)
+    line = f"trained {played:,} games in {clock(seconds)}"
+    if summary.get("games_at_start"):
+        line += (f"; the run: {summary['games']:,} games, {clock(3600 * summary['wall_hours'])} "
+                 f"over every sitting")
+    return f"{line} ({summary['core_hours']:.2f} core-hours)"
 
 
 def _log_line(text: str) -> None:

@@ -288,12 +288,14 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
 
 def play_matches_parallel(spec_a: str, spec_b: str, length: int, matches: int, workers: int,
                           seed: int = 0, progress: bool = True, *, batch: int = 256,
-                          max_cube: int = MAX_CUBE, cubeful_play: bool = True,
-                          cube_ply: int | None = None, device: str = "cpu") -> MatchPlayResult:
+                          keep_records: bool = False, max_cube: int = MAX_CUBE,
+                          cubeful_play: bool = True, cube_ply: int | None = None,
+                          device: str = "cpu") -> MatchPlayResult:
     """:func:`play_matches` with the matches shared among ``workers`` processes, each loading
     the bots from their specs (as ``bgnet eval`` names them) with their own cube settings. Match
-    ``i`` rolls the dice it rolls in one process, so the result is the same match for match;
-    only the time differs."""
+    ``i`` rolls the dice it rolls in one process, so the result, and the records
+    ``keep_records`` keeps (in match order), are the same match for match; only the time
+    differs."""
     from concurrent.futures import as_completed
 
     from bgnet.measure import workers as worker_pool
@@ -304,35 +306,38 @@ def play_matches_parallel(spec_a: str, spec_b: str, length: int, matches: int, w
     parts = [(lo, min(lo + step, matches)) for lo in range(0, matches, step)]
     rows: list[list[tuple]] = [[] for _ in range(matches)]
     winners = np.full(matches, -1, np.int64)
+    records: list[MatchRecord | None] | None = [None] * matches if keep_records else None
     names = (spec_a, spec_b)
     bar = _bar(matches, f"{spec_a} vs {spec_b}", "match", progress)
     t0 = time.perf_counter()
     with worker_pool.pool(n_workers, (spec_a, spec_b), device) as pool:
         jobs = [pool.submit(_worker_matches, length, lo, hi, seed, batch, max_cube, cubeful_play,
-                            cube_ply) for lo, hi in parts]
+                            cube_ply, keep_records) for lo, hi in parts]
         try:
             for job in as_completed(jobs):
-                lo, part_rows, part_winners, names = job.result()
+                lo, part_rows, part_winners, part_records, names = job.result()
                 rows[lo:lo + len(part_rows)] = part_rows
                 winners[lo:lo + len(part_winners)] = part_winners
+                if records is not None:
+                    records[lo:lo + len(part_winners)] = part_records
                 if bar is not None:
                     bar.update(len(part_winners))
         finally:
             if bar is not None:
                 bar.close()
-    return _match_result(names[0], names[1], length, rows, winners, None,
+    return _match_result(names[0], names[1], length, rows, winners, records,
                          time.perf_counter() - t0, seed)
 
 
 def _worker_matches(length: int, first: int, last: int, seed: int, batch: int, max_cube: int,
-                    cubeful_play: bool, cube_ply: int | None):
+                    cubeful_play: bool, cube_ply: int | None, keep_records: bool = False):
     from bgnet.measure import workers as worker_pool
 
     bot_a, bot_b = worker_pool.bots()
     players = cube_players(bot_a, bot_b, None, None, cube_ply)
-    rows, winners, _ = _match_range(players, length, first, last, seed, batch, max_cube,
-                                    cubeful_play, False, None)
-    return first, rows, winners, (players[0].name, players[1].name)
+    rows, winners, records = _match_range(players, length, first, last, seed, batch, max_cube,
+                                          cubeful_play, keep_records, None)
+    return first, rows, winners, records, (players[0].name, players[1].name)
 
 
 def _match_range(players, length: int, first: int, last: int, seed: int, batch: int,
@@ -387,38 +392,115 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     keeps the games as one money session for :meth:`MoneyCubeResult.save_mat`. ``cube_ply``
     as in :func:`play_matches`.
     """
+    games = _check_money(games, duplicate, jacoby, cube)
+    players = cube_players(bot_a, bot_b, met, efficiency, cube_ply)
+    bar = _bar(games, f"{players[0].name} vs {players[1].name}", "game", progress)
+    t0 = time.perf_counter()
+    try:
+        rows, kept = _money_range(players, games, 0, games, seed, jacoby, duplicate, cube, batch,
+                                  max_cube, cubeful_play, keep_records, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _money_result(players[0].name, players[1].name, rows, kept, time.perf_counter() - t0,
+                         seed, jacoby, duplicate, cube)
+
+
+def play_money_cube_parallel(spec_a: str, spec_b: str, games: int, workers: int, seed: int = 0,
+                             jacoby: bool = False, progress: bool = True, *,
+                             duplicate: bool = True, cube: bool = True, batch: int = 256,
+                             keep_records: bool = False, max_cube: int = MAX_CUBE,
+                             cubeful_play: bool = True, cube_ply: int | None = None,
+                             device: str = "cpu") -> MoneyCubeResult:
+    """:func:`play_money_cube` with the games shared among ``workers`` processes, each loading
+    the bots from their specs (as ``bgnet eval`` names them) with their own cube settings. The
+    parts are whole duplicate pairs, and game ``i`` rolls the dice it rolls in one process, so
+    the result, and the session ``keep_records`` keeps (its games in order), are the same game
+    for game; only the time differs."""
+    from concurrent.futures import as_completed
+
+    from bgnet.measure import workers as worker_pool
+
+    games = _check_money(games, duplicate, jacoby, cube)
+    n_workers = worker_pool.check_count(workers)
+    # Parts of whole pairs, several a worker so that the last ones finish together.
+    step = max(2, -(-games // (8 * n_workers)) // 2 * 2)
+    parts = [(lo, min(lo + step, games)) for lo in range(0, games, step)]
+    rows = np.zeros((games, len(COLUMNS)), np.int64)
+    kept: list[GameRecord | None] | None = [None] * games if keep_records else None
+    names = (spec_a, spec_b)
+    bar = _bar(games, f"{spec_a} vs {spec_b}", "game", progress)
+    t0 = time.perf_counter()
+    with worker_pool.pool(n_workers, (spec_a, spec_b), device) as pool:
+        jobs = [pool.submit(_worker_money, games, lo, hi, seed, jacoby, duplicate, cube, batch,
+                            max_cube, cubeful_play, cube_ply, keep_records) for lo, hi in parts]
+        try:
+            for job in as_completed(jobs):
+                lo, part_rows, part_kept, names = job.result()
+                rows[lo:lo + len(part_rows)] = part_rows
+                if kept is not None:
+                    kept[lo:lo + len(part_rows)] = part_kept
+                if bar is not None:
+                    bar.update(len(part_rows))
+        finally:
+            if bar is not None:
+                bar.close()
+    return _money_result(names[0], names[1], rows, kept, time.perf_counter() - t0, seed, jacoby,
+                         duplicate, cube)
+
+
+def _worker_money(games: int, first: int, last: int, seed: int, jacoby: bool, duplicate: bool,
+                  cube: bool, batch: int, max_cube: int, cubeful_play: bool, cube_ply: int | None,
+                  keep_records: bool):
+    from bgnet.measure import workers as worker_pool
+
+    bot_a, bot_b = worker_pool.bots()
+    players = cube_players(bot_a, bot_b, None, None, cube_ply)
+    rows, kept = _money_range(players, games, first, last, seed, jacoby, duplicate, cube, batch,
+                              max_cube, cubeful_play, keep_records, None)
+    return first, rows, kept, (players[0].name, players[1].name)
+
+
+def _check_money(games, duplicate: bool, jacoby: bool, cube: bool) -> int:
     games = _positive(games, "games")
     if duplicate and games % 2:
         raise ValueError(f"with duplicate dice games come in pairs: the number of games must be "
                          f"even; got {games}")
     if jacoby and not cube:
         raise ValueError("the Jacoby rule needs the cube: without it gammons would never count")
-    players = cube_players(bot_a, bot_b, met, efficiency, cube_ply)
+    return games
+
+
+def _money_range(players, games: int, first: int, last: int, seed: int, jacoby: bool,
+                 duplicate: bool, cube: bool, batch: int, max_cube: int, cubeful_play: bool,
+                 keep_records: bool, bar):
+    """Games ``first`` to ``last - 1`` of ``games`` (game ``i`` rolls the dice it rolls among
+    all of them): their rows, and their records when ``keep_records``."""
     dice = DiceSequences(games // 2 if duplicate else games, seed)
-    rows = np.zeros((games, len(COLUMNS)), np.int64)
-    kept: list[GameRecord | None] | None = [None] * games if keep_records else None
+    n = last - first
+    rows = np.zeros((n, len(COLUMNS)), np.int64)
+    kept: list[GameRecord | None] | None = [None] * n if keep_records else None
 
     def game_over(slot: _MoneySlot, game: Game) -> None:
-        rows[slot.index] = game_row(game)
+        rows[slot.index - first] = game_row(game)
         if kept is not None:
-            kept[slot.index] = game.record
+            kept[slot.index - first] = game.record
 
-    bar = _bar(games, f"{players[0].name} vs {players[1].name}", "game", progress)
-    t0 = time.perf_counter()
-    try:
-        _run(lambda i: _MoneySlot(i, dice, duplicate, jacoby, max_cube), games, players, cube,
-             batch, bar, game_over, lambda s: None, cubeful_play)
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - t0
+    _run(lambda i: _MoneySlot(first + i, dice, duplicate, jacoby, max_cube), n, players, cube,
+         batch, bar, game_over, lambda s: None, cubeful_play)
+    return rows, kept
+
+
+def _money_result(name_a: str, name_b: str, rows: np.ndarray, kept, seconds: float, seed: int,
+                  jacoby: bool, duplicate: bool, cube: bool) -> MoneyCubeResult:
+    games = len(rows)
     winner, pts = rows[:, 0], rows[:, 1]
     points = np.where(winner == 0, pts, -pts)
     ppg, ci = paired_mean_ci95(points) if duplicate else mean_ci95(points)
     values = sorted(set(points.tolist()) | {1, 2, 3, -1, -2, -3}, reverse=True)
-    names = mat_names(players[0].name, players[1].name)
+    names = mat_names(name_a, name_b)
     return MoneyCubeResult(
-        bot_a=players[0].name, bot_b=players[1].name, games=games, wins=int((points > 0).sum()),
+        bot_a=name_a, bot_b=name_b, games=games, wins=int((points > 0).sum()),
         win_rate=float((points > 0).mean()), ppg=ppg, ppg_ci95=ci, cube_play=bool(cube),
         jacoby=bool(jacoby), duplicate=bool(duplicate),
         histogram={f"{v:+d}": int((points == v).sum()) for v in values}, **game_rates(rows),

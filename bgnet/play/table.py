@@ -44,6 +44,7 @@ True
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 
 HUMAN, BOT = 0, 1
 RESULT_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+HINT_WIDTH = 80  # columns a hint's lines fit: a terminal's default width
 CUBE_SAYS = {"no_double": "no double: roll", "too_good": "too good to double: play on",
              "double_take": "double (it is a take)", "double_pass": "double (it is a pass)"}
 
@@ -254,10 +256,15 @@ class MoveHint(Event):
             return "No legal move."
         n = len(self.moves)
         by = f", ranked by {self.ranked_by}" if self.ranked_by else ""
-        lines = [f"{n} legal move{'s' if n != 1 else ''}; the best {min(self.shown, n)} by "
-                 f"{self.judge}{by}:"]
-        lines += [f"  {i}. {m.notation:<24s}{move_figures(m, self.cubeless)}"
-                  f"{stats(m.probabilities)}" for i, m in enumerate(self.moves[:self.shown], 1)]
+        lines = textwrap.wrap(f"{n} legal move{'s' if n != 1 else ''}; the best "
+                              f"{min(self.shown, n)} by {self.judge}{by}:", HINT_WIDTH,
+                              subsequent_indent="  ")
+        for i, m in enumerate(self.moves[:self.shown], 1):
+            # Two lines a move, so that a hint fits an 80-column terminal: the move and what it
+            # is ranked by, then its probabilities under it.
+            lines.append(f"  {i}. {m.notation:<24s}{move_figures(m, self.cubeless)}".rstrip())
+            if m.probabilities is not None:
+                lines.append(f"       {stats(m.probabilities)}")
         return "\n".join(lines)
 
 
@@ -286,8 +293,8 @@ class CubeHint(Event):
         else:
             head = f"{self.judge} says: {CUBE_SAYS[d.action]}."
         who = self.bot if self.doubled else "you"
-        return (f"{head}\n  cubeful {'money' if self.money else 'match'} equity for {who} (on roll): "
-                f"no double {d.no_double:+.3f}, double/take {_num(d.double_take)}, "
+        return (f"{head}\n  cubeful {'money' if self.money else 'match'} equity for {who} (on roll):\n"
+                f"    no double {d.no_double:+.3f}, double/take {_num(d.double_take)}, "
                 f"double/pass {_num(d.double_pass)}\n  {stats(self.probabilities)}")
 
 
@@ -756,10 +763,10 @@ def move_figures(m: RankedMove, cubeless: bool) -> str:
     if m.value is None:
         return ""
     if cubeless:
-        return f"equity (cubeless) {m.equity:+.3f}  "
+        return f"equity (cubeless) {m.equity:+.3f}"
     if m.mwc is not None:
-        return f"MWC {100 * m.mwc:.2f}%  EMG {m.value:+.3f}  cubeless equity {m.equity:+.3f}  "
-    return f"cubeful equity {m.value:+.3f}  cubeless equity {m.equity:+.3f}  "
+        return f"MWC {100 * m.mwc:.2f}%  EMG {m.value:+.3f}  cubeless equity {m.equity:+.3f}"
+    return f"cubeful equity {m.value:+.3f}  cubeless equity {m.equity:+.3f}"
 
 
 def stats(probs) -> str:

@@ -14,6 +14,11 @@ asks for:
   with what they are ranked by and their probabilities, or its cube advice), ``board``, ``help``, ``save FILE.mat``,
   ``save FILE.sgf``, ``quit`` (which offers to save).
 
+Nothing played is lost at the end: when the session is over, or on ``quit``, the person is
+offered to save (a file saved earlier in the session first, so that it gets the end too); on
+Ctrl-C nothing is asked and the match goes to that file, or to a new one named by the time,
+and the place is said.
+
 The bot moves, doubles, takes and drops by :class:`~bgnet.play.advisor.Advisor`: its checker
 plays, and the moves a hint ranks, by the match's own measure (cubeful equity at the score in a
 match, cubeful money equity in money play; ``--cubeless-play`` keeps cubeless money equity). A
@@ -96,6 +101,7 @@ class PlaySession:
         self.read_line = read_line
         self.write = write
         self._saved: set[Path] = set()
+        self._last_saved: Path | None = None  # the file the person saved the match to last
 
     @property
     def advisor(self) -> Advisor:
@@ -130,6 +136,8 @@ class PlaySession:
         while not self.match.over:
             if not self.play_game(self.match.new_game()):
                 return 0
+        if self.save_path is None:  # with --save it is saved already, after the last game
+            self._offer_to_save("Save the match?", "finish")
         return 0
 
     def play_game(self, game: Game) -> bool:
@@ -285,6 +293,7 @@ class PlaySession:
             self.write(f"Not saved: {e}")
             return False
         self._saved.add(p.resolve())
+        self._last_saved = p
         self.write(f"Saved the match to {p}.")
         return True
 
@@ -294,19 +303,55 @@ class PlaySession:
 
     def quit(self, *, ask: bool) -> None:
         """Stop: save to ``save_path``, or (when ``ask``) offer to save until it works or the
-        person declines."""
-        played = bool(self.match.games)
+        person declines; without asking (the input has ended), a file saved earlier in this
+        session is brought up to date."""
         if self.save_path is not None:
             self.save(self.save_path)
-        elif ask and played:  # asked even before the first move: saving is harmless
-            while True:
-                answer = (self.read_line("Save the match first? Type a file name (.mat), or press "
-                                         "Enter to quit without saving> ") or "").strip()
+        elif ask:  # asked even before the first move: saving is harmless
+            self._offer_to_save("Save the match first?", "quit")
+        elif self._last_saved is not None:
+            self.save(self._last_saved)
+        self.write("Bye.")
+
+    def interrupted(self) -> Path | None:
+        """Ctrl-C: nothing is asked (the person wants out), and nothing played is lost: the
+        match goes to ``save_path``, to the file saved earlier in this session, or to a new
+        file named by the time in the current folder; the place is said. Returns it (None when
+        nothing was saved)."""
+        if self.save_path is None and not self._played():
+            return None
+        path = self.save_path or self._last_saved or _fresh_name(Path.cwd())
+        if self.save(path):
+            self.write(f"Interrupted: the match so far is saved in {path}.")
+            return Path(path)
+        return None
+
+    def _played(self) -> bool:
+        """Whether the match has begun (its first game's opening roll is made)."""
+        return bool(self.match.games)
+
+    def _offer_to_save(self, question: str, verb: str) -> None:
+        """Ask until the match is saved or the person declines. A file saved earlier in this
+        session is offered first (saved then, it would lack what came after)."""
+        if not self._played():
+            return
+        while True:
+            if self._last_saved is not None:
+                answer = (self.read_line(f"{question} Enter saves it to {self._last_saved} again; "
+                                         "or another file name, or no> ") or "").strip()
+                if answer == "" or answer.lower() in ("y", "yes"):
+                    answer = str(self._last_saved)
+                elif answer.lower() in ("n", "no"):
+                    break
+            else:
+                answer = (self.read_line(f"{question} File name (.mat/.sgf), or Enter to {verb} "
+                                         "without saving> ") or "").strip()
                 if answer.lower() in ("y", "yes"):
                     answer = (self.read_line("File name> ") or "").strip()
-                if answer.lower() in ("", "n", "no") or self.save(answer):
+                if answer.lower() in ("", "n", "no"):
                     break
-        self.write("Bye.")
+            if self.save(answer):
+                break
 
 
 def board_text(game: Game, names: tuple[str, str], human: int = HUMAN) -> str:
@@ -329,6 +374,19 @@ def board_text(game: Game, names: tuple[str, str], human: int = HUMAN) -> str:
         double_offered_by=offered_by,
         position_id=position_id(game.board) if on_roll is not None else None,
         match_id=match_id(game.context()) if game.phase != OVER else None)
+
+
+def _fresh_name(folder: Path) -> Path:
+    """A file name in ``folder`` that nothing has: ``bgnet-play-YYYYMMDD-HHMMSS.mat`` (``-2``,
+    ``-3`` ... after it where that exists)."""
+    import time
+
+    stem = time.strftime("bgnet-play-%Y%m%d-%H%M%S")
+    path, n = folder / f"{stem}.mat", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}.mat"
+    return path
 
 
 def _looks_like_move(text: str) -> bool:

@@ -272,6 +272,9 @@ class UbgiEngine:
                             f"{quoted(nums[0], 20)} {quoted(nums[1], 20)}")
         score = (int(nums[0]), int(nums[1]))
         crawford = any(a.lower() == "crawford" for a in args)
+        if not self.length and score != (0, 0):
+            raise UbgiError("bad_argument", "setscore", f"a money session has no score (got "
+                            f"{score[0]}-{score[1]}): 'newsession match N' starts a match first")
         if self.length and max(score) >= self.length:
             raise UbgiError("bad_argument", "setscore", f"{score[0]}-{score[1]} has already won the "
                             f"{self.length} point match")

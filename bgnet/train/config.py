@@ -79,6 +79,8 @@ class TrainConfig:
 class EvalConfig:
     every: int | None = None  # games between evaluations (None: a tenth of the run, at least 500; 0: only at the end)
     games: int = 400  # games per opponent in periodic evaluations (even: duplicate dice)
+    first: int = 0  # games at which one short evaluation comes before the first periodic one (0: none)
+    first_games: int = 400  # games per opponent of that first evaluation (even)
     final_games: int = 2000  # games per opponent at the end (0: none)
     opponents: list[str] = field(default_factory=lambda: ["random", "pubeval"])  # bot specs
     previous: bool = True  # also play this run's previous numbered checkpoint
@@ -375,12 +377,26 @@ def eval_every(run: RunConfig) -> int:
     return max(500, run.train.games // 10)
 
 
+def first_evaluation_at(run: RunConfig) -> int:
+    """Games at which a run's first evaluation comes: ``eval.first`` where it comes before the
+    first periodic one, else the first periodic one, else (``eval.every=0``) the run's end.
+
+    >>> first_evaluation_at(RunConfig()), first_evaluation_at(RunConfig(eval=EvalConfig(first=500)))
+    (3000, 500)
+    """
+    every = eval_every(run)
+    periodic = every if every else run.train.games
+    return run.eval.first if 0 < run.eval.first < periodic else periodic
+
+
 def _check_eval(e: EvalConfig) -> None:
     if e.every is not None:
         _number("eval.every", e.every, lo=0, integer=True)
     _number("eval.games", e.games, lo=2, integer=True)
     _number("eval.final_games", e.final_games, lo=0, integer=True)
-    for key in ("games", "final_games"):
+    _number("eval.first", e.first, lo=0, integer=True)
+    _number("eval.first_games", e.first_games, lo=2, integer=True)
+    for key in ("games", "final_games", "first_games"):
         if getattr(e, key) % 2:
             raise ConfigError(f"config key 'eval.{key}' must be even (games are played in duplicate "
                               f"pairs); got {getattr(e, key)}")

@@ -130,9 +130,42 @@ def read_curves(run_dir: str | Path, metric: str = "ppg") -> dict[str, dict[str,
             out[opponent] = {"value": _points(acc, tag),
                              "ci95": _points(acc, band + opponent) if band + opponent in tags else []}
     if not out:
-        raise BadInputFile(f"{run_dir} has no evaluations in its TensorBoard log yet (no "
-                           f"{prefix}* scalars): evaluations run every eval.every games")
+        raise BadInputFile(f"{run_dir} has no evaluations yet: {first_evaluation_note(run_dir, acc)}")
     return out
+
+
+def first_evaluation_note(run_dir: str | Path, acc=None) -> str:
+    """When a run's first evaluation comes, from its ``config.yaml`` and, where its log has them,
+    the games played so far and their rate: 'the first comes at 10,000 games (eval.first); the
+    run is at 5,000 games, 150 games/s: about 0:00:33 from now'."""
+    from omegaconf import DictConfig, OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from bgnet.train.config import ConfigError, first_evaluation_at, load_config
+
+    try:
+        raw = OmegaConf.load(Path(run_dir) / "config.yaml")
+        if not isinstance(raw, DictConfig):
+            raise ValueError("not a mapping")
+        run = load_config(raw)
+    except (OSError, ValueError, TypeError, ConfigError, OmegaConfBaseException):
+        return "evaluations come every eval.every games of a run (see its config.yaml)"
+    if not run.eval.every and not run.eval.first and not run.eval.final_games:
+        return "this run evaluates nothing (eval.every=0, eval.first=0, eval.final_games=0)"
+    at = first_evaluation_at(run)
+    key = "eval.first" if at == run.eval.first else ("eval.every" if at < run.train.games
+                                                      else "the run's end")
+    note = f"the first comes at {at:,} games ({key})"
+    rates = _points(acc, "train/games_per_second") if acc is not None and \
+        "train/games_per_second" in acc.Tags().get("scalars", []) else []
+    if rates:
+        from bgnet.train.progress import clock
+
+        games, gps = rates[-1]
+        note += f"; the run was at {games:,} games"
+        if gps > 0 and games < at:
+            note += f", {gps:,.0f} games/s: about {clock((at - games) / gps)} from then"
+    return note
 
 
 def _read_log(tb: Path):

@@ -19,10 +19,12 @@ and a restarted run continues from ``latest.pt`` with ``resume=``.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,18 +138,33 @@ def import_ray(local: bool):
     return ray
 
 
-def connect(ray, settings: dict) -> bool:
+RAY_LOG = "ray.log"  # Ray's own messages to this process, in the run's folder
+RAY_LOGS = "ray-logs"  # a link, in the run's folder, to the logs of Ray's processes on this machine
+
+
+def connect(ray, settings: dict, log_dir: Path | None = None) -> bool:
     """Join the cluster at ``ray.address`` or start a local instance; returns True when this
-    call connected (and so the run must disconnect), False when Ray was already up."""
+    call connected (and so the run must disconnect), False when Ray was already up.
+
+    Ray's own output stays out of the terminal, where a cluster that loses a node would flood it
+    (hundreds of ``[state-dump]`` lines): the workers' and Ray's processes' logs are not
+    forwarded to this process, Ray's messages to it go to ``log_dir/ray.log``, ``log_dir/ray-logs``
+    links to the logs Ray keeps of its processes on this machine, and one line says where.
+    Without ``log_dir`` Ray's messages go nowhere."""
     if ray.is_initialized():
         return False
+    _log_ray_to(log_dir)
     need = settings["workers"] * settings["worker_threads"]
+    # No forwarding of the workers' and Ray's processes' output; Ray's own setup of the "ray"
+    # logger keeps its handlers, which are ours now (configure_logging=False would drop them).
+    quiet: dict[str, Any] = {"log_to_driver": False}
     if settings["address"] is None:
         # "local": a fresh instance, never one that RAY_ADDRESS or an earlier `ray start` points at.
-        ray.init(address="local", num_cpus=max(os.cpu_count() or 1, need), include_dashboard=False)
+        ray.init(address="local", num_cpus=max(os.cpu_count() or 1, need), include_dashboard=False,
+                 **quiet)
     else:
         try:
-            ray.init(address=settings["address"])
+            ray.init(address=settings["address"], **quiet)
         except (ConnectionError, RuntimeError) as e:
             raise ConfigError(
                 f"cannot join the Ray cluster at ray.address={settings['address']}: {e}\n"
@@ -155,10 +172,51 @@ def connect(ray, settings: dict) -> bool:
                 "(the default of `ray start`), set RAY_AUTH_MODE=token here and give this machine "
                 "the head's token (~/.ray/auth_token or RAY_AUTH_TOKEN).") from None
     have = ray.cluster_resources().get("CPU", 0)
+    where = "a local Ray instance" if settings["address"] is None else \
+        f"the Ray cluster at {settings['address']}"
+    logs = f"; Ray's logs: {_link_ray_logs(ray, log_dir)}" if log_dir is not None else ""
+    print(f"self-play on {settings['workers']} Ray worker{'s' if settings['workers'] != 1 else ''}, "
+          f"{where} ({have:g} CPUs){logs}", flush=True)
     if have < need:
         print(f"note: the Ray cluster has {have:g} CPUs and {settings['workers']} workers ask for "
               f"{need}: some wait until more nodes join", file=sys.stderr)
     return True
+
+
+def _log_ray_to(log_dir: Path | None) -> None:
+    """Ray's Python loggers (the ``ray`` logger, which Ray points at the terminal when it is
+    imported) write to ``log_dir/ray.log`` instead, or nowhere without ``log_dir``."""
+    logger = logging.getLogger("ray")
+    for earlier in list(logger.handlers):  # Ray's own, or an earlier run's in this process
+        logger.removeHandler(earlier)
+        if isinstance(earlier, logging.FileHandler):
+            earlier.close()
+    handler: logging.Handler = logging.NullHandler()
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_dir / RAY_LOG)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+def _link_ray_logs(ray, log_dir: Path) -> str:
+    """Link ``log_dir/ray-logs`` to the folder where Ray logs its processes on this machine;
+    returns what to tell a person (the log file, and the link where it could be made)."""
+    told = str(log_dir / RAY_LOG)
+    try:  # the session's log folder: Ray names it only through its node object
+        logs = Path(ray._private.worker._global_node.get_logs_dir_path())
+    except AttributeError:
+        return told
+    link = log_dir / RAY_LOGS
+    try:
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(logs, target_is_directory=True)
+    except OSError:
+        return f"{told}, {logs}"
+    return f"{told}, {link}/"
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,10 +342,11 @@ class RaySource:
     still wants. Worker dice are seeded by (seed, games at start, worker, incarnation).
     """
 
-    def __init__(self, cfg: RunConfig, net: ValueNet | SplitValueNet, version: int, games_at_start: int):
+    def __init__(self, cfg: RunConfig, net: ValueNet | SplitValueNet, version: int, games_at_start: int,
+                 log_dir: Path | None = None):
         self.settings = dataclasses.asdict(cfg.ray)
         self.ray = import_ray(local=self.settings["address"] is None)
-        self.connected = connect(self.ray, self.settings)
+        self.connected = connect(self.ray, self.settings, log_dir)
         self.staleness: list[int] = []
         self.cfg, self.net_config, self.worker_cpu = cfg, net.config(), 0.0
         try:
@@ -363,3 +422,4 @@ class RaySource:
         if self.connected:
             self.connected = False
             self.ray.shutdown()
+            _log_ray_to(None)  # the run's log file is closed; Ray's later messages go nowhere

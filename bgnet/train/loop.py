@@ -48,6 +48,7 @@ from bgnet.train.learn import (
     set_threads,
     weight_norm,
 )
+from bgnet.train.progress import time_left
 from bgnet.train.resume import Requested, reconcile
 from bgnet.train.selfplay import FinishedGames
 from bgnet.train.sources import GameSource, source_for
@@ -71,7 +72,7 @@ def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: boo
 def default_source(trainer: Trainer) -> GameSource:
     """Self-play in this process, or on Ray actors with ``distributed=ray``."""
     return source_for(trainer.active, trainer.net, trainer.device, trainer.version, trainer.games,
-                      trainer.selfplay_rng)
+                      trainer.selfplay_rng, log_dir=trainer.run_dir)
 
 
 # --------------------------------------------------------------------------------------------
@@ -461,6 +462,7 @@ class Trainer:
         every = eval_every(self.cfg)
         last_eval = self.games - (self.games % every if every else 0)
         last_log = self.games
+        early = 0 < E.first < (every or self.total) and self.games < E.first  # the first, short one
         while self.games < self.total and self.signals.signal is None:
             A = self.active
             self.lr = learning_rate(A.optim, self.games, A.train.games)
@@ -488,13 +490,24 @@ class Trainer:
                 last_ckpt = self.games - self.games % T.checkpoint_every
             if every and self.games - last_eval >= every and self.games < self.total:
                 previous = self.ckpt.previous(self.games) if E.previous else None
-                res = evaluate_against(self.net, self.device, E.opponents, E.games,
-                                       seed=self.cfg.seed + 1, previous=previous)
-                if E.error_rate:
-                    res["error_rate"] = error_rates(self.net, self.device)
-                self._record(res)
-                _log_eval(self.writer, res, self.games, self.bar, self.spent())
+                self._evaluate(E.games, previous)
                 last_eval = self.games - self.games % every
+                early = False
+            elif early and self.games >= E.first and self.games < self.total:
+                # A short evaluation early on, so that the curve starts long before the first
+                # periodic one (eval.first, eval.first_games).
+                self._evaluate(E.first_games, None)
+                early = False
+
+    def _evaluate(self, games: int, previous: str | None) -> None:
+        """An evaluation of ``games`` games against each opponent, recorded and shown."""
+        E = self.cfg.eval
+        res = evaluate_against(self.net, self.device, E.opponents, games, seed=self.cfg.seed + 1,
+                               previous=previous)
+        if E.error_rate:
+            res["error_rate"] = error_rates(self.net, self.device)
+        self._record(res)
+        _log_eval(self.writer, res, self.games, self.bar, self.spent())
 
     def _record(self, res: dict, final: bool = False) -> None:
         """An evaluation's results in the run's history (see ``self.history``)."""
@@ -560,10 +573,8 @@ class Trainer:
 
     def _left(self, until: int, gps: float) -> str:
         """The time the games up to ``until`` take at ``gps`` games a second, as H:MM:SS."""
-        if gps <= 0 or time.perf_counter() - (self.t_first or time.perf_counter()) < 20:
-            return "?"  # a rate from the first seconds is not worth an estimate
-        secs = int(max(0, until - self.games) / gps)
-        return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        measured = time.perf_counter() - self.t_first if self.t_first is not None else 0.0
+        return time_left(until - self.games, gps, measured)
 
     def _log(self) -> None:
         gps = self._rate()

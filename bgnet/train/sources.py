@@ -14,6 +14,7 @@ value by the net that played it when ``train.search_target`` > 0
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -126,12 +127,13 @@ class LocalSource:
 
 
 def source_for(run: RunConfig, net: ValueNet | SplitValueNet, device: str, version: int, games: int,
-               rng: np.random.Generator) -> GameSource:
+               rng: np.random.Generator, log_dir: Path | None = None) -> GameSource:
     """The game source ``run.distributed`` names: a :class:`LocalSource` playing with ``net``
     and the dice of ``rng``, or (``ray``) a :class:`bgnet.train.distributed.RaySource` whose
-    workers start at weights ``version`` and seed their dice from the ``games`` played."""
+    workers start at weights ``version`` and seed their dice from the ``games`` played, and
+    which keeps Ray's logs in ``log_dir`` (the run's folder)."""
     if run.distributed == "ray":
         from bgnet.train.distributed import RaySource
 
-        return RaySource(run, net, version, games)
+        return RaySource(run, net, version, games, log_dir)
     return LocalSource(net, device, run.train, rng)

@@ -11,7 +11,9 @@ net when installed). Answers name the evaluator they used.
 Where a request gives the cube and score (a Match ID, an XGID, wildbg's ``x_away``/``o_away``),
 moves are chosen and ranked by the match's own measure (:mod:`bgnet.cube.checker`): cubeful
 equity at the score in a match (EMG, the match winning chances beside it), cubeful money equity
-with the cube; answers name the measure (``ranked_by``) and keep the cubeless equity beside it.
+with the cube; answers name the measure (``ranked_by``), say why it is that one
+(``ranked_by_why``: a bare Position ID carries no cube and an XGID always does, so the same
+position ranks differently in the two spellings) and keep the cubeless equity beside it.
 Without them, or for a server started with ``cubeful=False``, moves rank by cubeless equity.
 """
 from __future__ import annotations
@@ -142,7 +144,29 @@ class Answers:
         return {"position_id": position_id(board), "dice": [d1, d2], "ply": depth,
                 "legal_moves": count, "bot": self.bot.name,
                 "evaluator": self.evaluator_name,
-                "ranked_by": self.ranked_by(ctx), "moves": out}
+                "ranked_by": self.ranked_by(ctx), "ranked_by_why": self.ranked_by_why(ctx),
+                "moves": out}
+
+    def ranked_by_why(self, ctx: MatchContext | None) -> str:
+        """Why the moves are ranked by :meth:`ranked_by`: what of the cube and score the request
+        gave, and what another spelling of the same position would give (a bare Position ID
+        carries neither, an XGID always carries both)."""
+        if not self.advisor.cubeful:
+            return ("this server ranks checker plays by cubeless money equity whatever the cube "
+                    "and score (it was started with cubeful play off)")
+        if ctx is None:
+            return ("no cube or score was given (a bare Position ID carries neither), so the moves "
+                    "rank by cubeless money equity; with them (match_id, POSITIONID:MATCHID or "
+                    "an XGID, which always carries them) they rank by the match's own measure: "
+                    "cubeful money equity in money play, as the same position given as an XGID "
+                    "with the cube centred is ranked")
+        if ctx.is_money:
+            return ("the cube and score were given (money play), so the moves rank by cubeful "
+                    "money equity; the same position as a bare Position ID, which carries no "
+                    "cube, ranks by cubeless money equity")
+        return ("the score of a match was given, so the moves rank by cubeful equity at the score; "
+                "the same position as a bare Position ID, which carries no score, ranks by "
+                "cubeless money equity")
 
     def ranked_by(self, ctx: MatchContext | None) -> str:
         """The name of the measure moves played in ``ctx`` are ranked by (see

@@ -93,6 +93,9 @@ class Moves(_Answer):
     ranked_by: str = Field("cubeless money equity",
                            description="what the moves are ranked by: the match's own measure where "
                                        "the cube and score are given (a Match ID or XGID)")
+    ranked_by_why: str = Field("", description="why the moves are ranked by that measure: a bare "
+                                               "Position ID carries no cube or score, an XGID "
+                                               "always does")
     moves: list[RankedMove]
 
 

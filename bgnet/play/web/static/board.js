@@ -321,6 +321,26 @@ function askResign(kind) {
   $("resign-yes").focus();
 }
 
+// ---- starting anew: asked first while a match (or money game) is in progress ----------------
+
+// A match not over, or a money game not over (between money games nothing is left unfinished).
+function inProgress(s) {
+  return Boolean(s) && !s.match_over && !(s.match_length === 0 && s.game_over);
+}
+
+function askStart(length, jacoby) {
+  const box = $("start-confirm");
+  if (!inProgress(state)) { box.hidden = true; newGame(length, jacoby); return; }
+  const wanted = kindText({ match_length: length, jacoby: jacoby && length === 0 });
+  $("start-question").textContent = `Start a new ${wanted}? The ${kindText(state)} in progress ` +
+    `(${state.names.you} ${state.score.you}, ${state.names.bot} ${state.score.bot}) ends unfinished; ` +
+    "save it first (.mat, .sgf) to keep it.";
+  box.dataset.length = String(length);
+  box.dataset.jacoby = String(Boolean(jacoby));
+  box.hidden = false;
+  $("start-yes").focus();
+}
+
 // ---- the board --------------------------------------------------------------------------------
 
 function el(name, attrs, parent, text) {
@@ -360,10 +380,21 @@ function checker(g, cx, cy, mine, text) {
 
 function view(s) { return { points: s.points.slice(), bar: Object.assign({}, s.bar), off: Object.assign({}, s.off), pips: s.pips }; }
 
-// Draw the board: the state's, or ``v`` (a board on the way through the bot's move).
+// Before the server's first answer the board is drawn at the opening (no dice, the cube centred),
+// so that the page's first paint shows a board rather than an empty space.
+const OPENING = (() => {
+  const points = Array(26).fill(0);
+  for (const [p, n] of [[24, 2], [13, 5], [8, 3], [6, 5]]) { points[p] = n; points[25 - p] = -n; }
+  return { points, bar: { you: 0, bot: 0 }, off: { you: 0, bot: 0 }, pips: { you: 167, bot: 167 },
+           cube: { value: 1, owner: "centre" }, names: { you: "You", bot: "the bot" }, bot_moves: [],
+           steps: [], dice: null, game_over: false, phase: "opening", on_roll: null };
+})();
+
+// Draw the board: the state's (the opening before there is one), or ``v`` (a board on the way
+// through the bot's move).
 function draw(v, extra) {
   G = geometry($("table").clientWidth < NARROW ? TALL : WIDE);
-  const svg = $("board"), s = state;
+  const svg = $("board"), s = state || OPENING;
   v = v || view(s);
   extra = extra || {};
   svg.innerHTML = "";
@@ -380,7 +411,7 @@ function draw(v, extra) {
   const dests = destinations();
   for (let p = 1; p <= 24; p++) drawPoint(root, p, v.points[p], dests.includes(p));
   drawBar(root, v);
-  drawTray(root, v, dests.includes(OFF));
+  drawTray(root, v, dests.includes(OFF), s);
   drawCube(root, s);
   drawDice(root, s, extra.botDice);
   if (extra.marks !== false) drawBotMarks(root, s);
@@ -423,7 +454,7 @@ function drawBar(root, v) {
 }
 
 // The borne-off checkers in the tray, each side's pip count labelled in its own half.
-function drawTray(root, v, dest) {
+function drawTray(root, v, dest, s) {
   const half = G.MID - G.M - 46, pitch = Math.min(13, half / 15), h = pitch - 2;
   el("rect", { x: G.TRAY_X - 4, y: 0, width: G.TRAY_W, height: G.H, fill: "var(--wood)", rx: 8 }, root);
   el("rect", { x: G.TRAY_X, y: G.M, width: 60, height: half + 6, fill: "#4a3320", id: "tray-bot" }, root);
@@ -431,7 +462,7 @@ function drawTray(root, v, dest) {
   el("rect", { x: G.TRAY_X, y: G.H - G.M - half - 6, width: 60, height: half + 6, fill: "#4a3320", class: "hit" }, off);
   for (let k = 0; k < v.off.bot; k++) el("rect", { x: G.TRAY_X + 6, y: G.M + 3 + k * pitch, width: 48, height: h, rx: 2, fill: "var(--dark)", stroke: "#000" }, root);
   for (let k = 0; k < v.off.you; k++) el("rect", { x: G.TRAY_X + 6, y: G.H - G.M - 3 - h - k * pitch, width: 48, height: h, rx: 2, fill: "var(--light)", stroke: "#8a7d66" }, off);
-  const s = state, dy = G.portrait ? 38 : 20, size = G.portrait ? 14 : 13;
+  const dy = G.portrait ? 38 : 20, size = G.portrait ? 14 : 13;
   label(root, G.TRAY_X + 30, G.MID - dy, `pips ${v.pips.bot}`, { "font-size": size, fill: "#ddd", id: "pips-bot", class: "label pips", "aria-label": `${s.names.bot}: ${v.pips.bot} pips` });
   label(root, G.TRAY_X + 30, G.MID + dy, `pips ${v.pips.you}`, { "font-size": size, fill: "#fff", "font-weight": "bold", id: "pips-you", class: "label pips", "aria-label": `${s.names.you}: ${v.pips.you} pips` });
 }
@@ -685,7 +716,13 @@ function wire() {
     if (text) act("move", { move: text }).then(() => { if (!$("message").classList.contains("error")) $("move-text").value = ""; });
   });
   $("length").addEventListener("change", jacobyAllowed);
-  $("new-match").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(Number($("length").value), $("jacoby").checked); });
+  $("new-match").addEventListener("submit", (ev) => { ev.preventDefault(); askStart(Number($("length").value), $("jacoby").checked); });
+  $("start-yes").addEventListener("click", () => {
+    const box = $("start-confirm"), length = Number(box.dataset.length), jacoby = box.dataset.jacoby === "true";
+    box.hidden = true;
+    newGame(length, jacoby);
+  });
+  $("start-no").addEventListener("click", () => { $("start-confirm").hidden = true; say("Not started: play on."); });
   for (const b of document.querySelectorAll("button.copy")) {
     b.addEventListener("click", () => copy($(b.dataset.copy).textContent));
   }
@@ -712,4 +749,6 @@ function copy(text) {
 
 window.bgnetAnimating = false;
 wire();
+draw();  // the board at once, before the server's answer
+say("Setting up the game...");
 resume();
