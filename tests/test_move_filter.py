@@ -19,7 +19,7 @@ from bgnet.train import move_filter
 from bgnet.train.learn import searcher_for
 from bgnet.train.move_filter import MoveFilter
 from bgnet.train.selfplay import SelfPlayPool
-from tests.conftest import selfplay_positions
+from conftest import selfplay_positions
 
 
 def deep_net(seed: int = 0) -> SplitValueNet:

@@ -13,7 +13,7 @@ from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import SplitValueNet
 from bgnet.train.loop import train
 from bgnet.train.selfplay import SelfPlayPool
-from tests.test_train import config
+from test_train import config
 
 
 def pool(race_starts: float, seed: int = 1, games: int = 48) -> SelfPlayPool:
