@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import selfplay_positions
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.net import NetBot
@@ -19,7 +20,6 @@ from bgnet.train import move_filter
 from bgnet.train.learn import searcher_for
 from bgnet.train.move_filter import MoveFilter
 from bgnet.train.selfplay import SelfPlayPool
-from conftest import selfplay_positions
 
 
 def deep_net(seed: int = 0) -> SplitValueNet:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_train import config
 
 from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.board import race_mask
@@ -13,7 +14,6 @@ from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import SplitValueNet
 from bgnet.train.loop import train
 from bgnet.train.selfplay import SelfPlayPool
-from test_train import config
 
 
 def pool(race_starts: float, seed: int = 1, games: int = 48) -> SelfPlayPool:
