@@ -139,3 +139,14 @@ def test_the_label_verb_keeps_the_depth_it_is_given_zero_included(tmp_path, teac
         folder = tmp_path / str(depth)
         assert main(["label", f"{teacher}@{depth}", str(folder), "--shards", "1", "--per-shard", "8"]) == 0
         assert read_settings(folder).ply == depth
+
+
+def test_another_player_gives_the_positions_and_the_teacher_the_values(tmp_path, teacher):
+    own, theirs = tmp_path / "own", tmp_path / "theirs"
+    # past the games' first turns (256 games in flight), where the players' moves differ
+    label(own, settings(teacher, per_shard=400), 1, progress=False)
+    label(theirs, settings(teacher, per_shard=400, player="pubeval"), 1, progress=False)
+    a, b = load_labels(own), load_labels(theirs)
+    assert a.boards.shape != b.boards.shape or not np.array_equal(a.boards, b.boards)  # other games
+    assert np.allclose(b.targets, load_teacher(teacher).evaluate(b.boards, ply=1), atol=1e-6)
+    assert "in pubeval's games" in read_settings(theirs).describe()

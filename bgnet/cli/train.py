@@ -325,6 +325,9 @@ def label_main(argv: list[str]) -> int:
     p.add_argument("--no-singles", dest="singles", action="store_false",
                    help="skip decisions with a single candidate (kept by default: they teach the "
                         "values' level, which cube decisions read)")
+    p.add_argument("--player", default="",
+                   help="the bot whose self-play gives the positions (any spec, e.g. pubeval; "
+                        "default: the teacher); the values are the teacher's all the same")
     p.add_argument("--explore", type=probability_arg("--explore"), default=0.0,
                    help="chance that a self-play move is a random legal one, for positions the "
                         "teacher's own games seldom reach (default 0)")
@@ -339,7 +342,8 @@ def label_main(argv: list[str]) -> int:
     from bgnet.train.labels import LabelSettings, label
 
     settings = LabelSettings(teacher=teacher, ply=1 if ply is None else ply, keep=a.keep, margin=a.margin,
-                             singles=a.singles, explore=a.explore, per_shard=a.per_shard, seed=a.seed)
+                             singles=a.singles, player=a.player, explore=a.explore, per_shard=a.per_shard,
+                             seed=a.seed)
     done = label(a.folder, settings, a.shards, workers=a.workers)
     print(f"{a.folder}: {a.shards} shards of {settings.describe()} ({done} labelled now)")
     return 0

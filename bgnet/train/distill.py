@@ -67,8 +67,8 @@ class Samples:
 
 def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256,
                         explore: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` contact decisions (positions on roll, dice) met by ``bot`` playing itself at 0-ply
-    in ``games`` games at once; a finished game starts again from the opening position. With
+    """``n`` contact decisions (positions on roll, dice) met by ``bot`` playing itself (a net bot
+    at its own depth) in ``games`` games at once; a finished game starts again from the opening position. With
     ``explore`` > 0 each move is, with that chance, a legal move drawn at random instead: the
     games then wander into positions a strong bot's own games seldom reach (crashed boards, primes
     held against it), which a student must value too."""
@@ -83,7 +83,7 @@ def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256,
         got_b.append(boards[contact].copy())
         got_d.append(dice[contact].copy())
         total += int(contact.sum())
-        after, _ = bot.choose_moves(boards, dice, ply=0)
+        after, _ = bot.choose_moves(boards, dice)
         if explore > 0:
             after = _explored(after, boards, dice, explore, rng)
         boards = np.ascontiguousarray(after[:, ::-1])  # the opponent on roll

@@ -1,7 +1,9 @@
 """Positions valued by a teacher's search, kept on disk in shards (``bgnet label``).
 
 Training on the bot's own search starts here. A *teacher* (any bot spec: ``bgnet-deep``, a
-checkpoint, ``runs/deep``) plays itself at 0-ply; at each contact decision the close candidates of
+checkpoint, ``runs/deep``) plays itself at 0-ply (or another bot, the *player*, plays itself, for
+positions of other kinds: pubeval's games reach boards a strong bot's seldom do; the values are
+still the teacher's); at each contact decision the close candidates of
 its 0-ply move filter (the best ``keep`` within ``margin`` equity of the best, and the lone best
 where ``singles``) are valued by the teacher's ``ply``-ply search and kept as samples: the
 afterstate as a position with the opponent on roll, and its five probabilities for that side.
@@ -48,12 +50,14 @@ class LabelSettings:
     keep: int = 5  # candidates of a decision: the teacher's 0-ply best ``keep`` ...
     margin: float = MARGIN  # ... within ``margin`` equity of the best
     singles: bool = True  # a decision with one candidate gives that one sample too
+    player: str = ""  # the bot whose games give the positions (a spec; empty: the teacher itself)
     explore: float = 0.0  # chance that a self-play move is a random legal one (wider positions)
     per_shard: int = 2048  # decisions drawn for one shard
     seed: int = 0  # shard ``k`` draws its games with seed ``seed * 1_000_003 + k``
 
     def describe(self) -> str:
-        return f"{self.teacher} at {self.ply}-ply, the best {self.keep} candidates within {self.margin:g}"
+        games = f", in {self.player}'s games" if self.player else ""
+        return f"{self.teacher} at {self.ply}-ply, the best {self.keep} candidates within {self.margin:g}{games}"
 
 
 def shard_path(folder: Path, k: int) -> Path:
@@ -91,21 +95,23 @@ def missing_shards(folder: Path, shards: int) -> list[int]:
     return [k for k in range(shards) if not shard_path(folder, k).exists()]
 
 
-_TEACHER = None  # a labelling process's bot, loaded once by _load_teacher
+_TEACHER = None  # a labelling process's bots, loaded once by _load_bots
+_PLAYER = None
 
 
-def _load_teacher(spec: str) -> None:
-    global _TEACHER
-    from bgnet.bots.load import load_teacher
+def _load_bots(settings: LabelSettings) -> None:
+    global _TEACHER, _PLAYER
+    from bgnet.bots.load import load_bot, load_teacher
 
-    _TEACHER = load_teacher(spec)
+    _TEACHER = load_teacher(settings.teacher)
+    _PLAYER = load_bot(settings.player) if settings.player else _TEACHER
 
 
 def _label_shard(job: tuple[LabelSettings, str, int]) -> int:
     """Draw, value and write shard ``k``; returns how many samples it holds."""
     s, folder, k = job
     rng = np.random.default_rng(s.seed * 1_000_003 + k)
-    boards, dice = self_play_decisions(_TEACHER, s.per_shard, rng, explore=s.explore)
+    boards, dice = self_play_decisions(_PLAYER, s.per_shard, rng, explore=s.explore)
     samples = candidate_samples(_TEACHER, boards, dice, s.keep, s.margin, ply=s.ply, singles=s.singles)
     path = shard_path(Path(folder), k)
     tmp = path.with_name(path.stem + ".tmp.npz")  # written whole, then renamed: a kill leaves no half shard
@@ -120,7 +126,7 @@ def label(folder: str | Path, settings: LabelSettings, shards: int, workers: int
     already there; returns how many were written now."""
     from tqdm import tqdm
 
-    _load_teacher(settings.teacher)  # here first: a spec that names no teacher is refused before any work
+    _load_bots(settings)  # here first: a spec that names no teacher or player is refused before any work
     folder = claim_folder(folder, settings)
     todo = missing_shards(folder, shards)
     bar = tqdm(total=shards, initial=shards - len(todo), unit="shard", disable=not progress,
@@ -130,7 +136,7 @@ def label(folder: str | Path, settings: LabelSettings, shards: int, workers: int
     if workers == 1:
         results = map(_label_shard, jobs)
     else:
-        pool = mp.get_context("spawn").Pool(workers, _load_teacher, (settings.teacher,))
+        pool = mp.get_context("spawn").Pool(workers, _load_bots, (settings,))
         results = pool.imap_unordered(_label_shard, jobs)
     try:
         for _ in results:
