@@ -43,7 +43,7 @@ SGD = {"optim.name": "sgd", "optim.lr": 0.1, "optim.lr_final": None}
 RECIPE = {**DEEP_NET, "train.games": 0, "train.checkpoint_every": 25000, "train.log_every": 5000,
           "optim.lr": 0.0003, "optim.lr_final": 0.0003, "eval.games": 2000, "eval.final_games": 20000,
           "eval.previous": False}
-QUICK = {**RECIPE, "seed": 7, "eval.every": 100000, "eval.opponents": ["pubeval"], "phases": [
+QUICK = {**RECIPE, "seed": 7, "eval.every": 100000, "eval.first": 10000, "eval.opponents": ["pubeval"], "phases": [
     {"name": "warm-up", "until": 100000, "train": {"lam": 0.7, "move_filter": 0},
      "optim": {"lr": 0.0003, "lr_final": 0.0003}},
     {"name": "td-lambda", "until": 450000, "train": {"lam": 0.7, "move_filter": 8},
