@@ -58,15 +58,25 @@ class ArgumentParser(argparse.ArgumentParser):
         raise BadArgument(f"{message} (see '{self.prog} --help')")
 
 
-def seed_arg(text: str) -> int:
-    """A seed of the dice: a whole number from 0 up (numpy's generators take no negative seed)."""
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 up; got {text!r}")
-    return seed
+def whole_arg(what: str):
+    """An argument type: a whole number from 0 up, else an error naming ``what``.
+
+    >>> whole_arg("a number of games")("12")
+    12
+    """
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{what} is a whole number from 0 up; got {text!r}")
+        return value
+    return parse
+
+
+# A seed of the dice: numpy's generators take no negative seed.
+seed_arg = whole_arg("a seed")
 
 
 def name_arg(text: str) -> str:

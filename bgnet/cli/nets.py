@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from bgnet.cli.arguments import ArgumentParser, name_arg, output_file_arg, seed_arg
+from bgnet.cli.arguments import ArgumentParser, name_arg, output_file_arg, seed_arg, whole_arg
 from bgnet.errors import BadArgument, BadInputFile
 
 # ---------------------------------------------------------------------------------------------
@@ -137,14 +137,7 @@ def checkpoint_main(argv: list[str]) -> int:
     return 0
 
 
-def _games_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a number of games is a whole number from 0 up; got {text!r}")
-    return value
+_games_arg = whole_arg("a number of games")
 
 
 def _refuse_a_checkpoint(spec: str) -> None:
