@@ -18,6 +18,8 @@ files by :mod:`bgnet.bots.load`.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from bgnet.bots.base import Bot, board_batch, mover_probabilities
@@ -112,6 +114,24 @@ class NetBot(Bot):
         self.search = search or SearchSettings()
         self.meta = meta or {}
         self.cubeful_play = bool(cubeful_play)
+
+    def with_cache(self, max_entries: int | None = None) -> NetBot:
+        """This bot with its afterstates' 0-ply values kept and read back when its searches meet
+        them again (:class:`bgnet.bots.cache.CachedEvaluator`; ``max_entries`` of them at most,
+        by default :data:`bgnet.bots.cache.MAX_ENTRIES`): the same choices and values, to
+        float32 rounding, in less time where searches overlap, as the decisions of one game
+        do. The net is shared; ``clear_cache`` forgets what was kept."""
+        from bgnet.bots.cache import MAX_ENTRIES, CachedEvaluator
+
+        twin = copy.copy(self)
+        twin.eval = CachedEvaluator(self.eval, MAX_ENTRIES if max_entries is None else max_entries)
+        return twin
+
+    def clear_cache(self) -> None:
+        """Forget the afterstates kept by a bot made by :meth:`with_cache` (nothing otherwise)."""
+        clear = getattr(self.eval, "clear", None)
+        if clear is not None:
+            clear()
 
     def cube_settings(self):
         cube = self.meta.get("cube") or {}

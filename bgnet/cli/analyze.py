@@ -244,6 +244,9 @@ def analyze_parser() -> argparse.ArgumentParser:
                    help="write the whole analysis to this JSON file")
     p.add_argument("--html", metavar="PATH", type=output_file_arg,
                    help="write a self-contained HTML report to this file")
+    p.add_argument("--workers", type=int, default=1,
+                   help="share a file's games among this many processes (default 1); the figures "
+                        "are the same")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -262,6 +265,8 @@ def analyze_main(argv: list[str]) -> int:
     a = analyze_parser().parse_args(argv)
     if a.top < 0:
         raise BadArgument(f"--top must be 0 or more; got {a.top}")
+    if a.workers < 1:
+        raise BadArgument(f"--workers must be at least 1; got {a.workers}")
     files = expand(a.file)
     sgf = [f for f in files if is_sgf(f)]
     if sgf and a.jacoby:
@@ -275,8 +280,10 @@ def analyze_main(argv: list[str]) -> int:
     except ValueError as e:
         raise BadArgument(str(e)) from None
     try:
-        results = [analyse_file(f, judge, progress=not a.quiet, jacoby=a.jacoby) if f not in records
-                   else _analyse_record(records[f], judge, f, progress=not a.quiet) for f in files]
+        results = [analyse_file(f, judge, progress=not a.quiet, jacoby=a.jacoby,
+                                workers=a.workers, spec=spec) if f not in records
+                   else _analyse_record(records[f], judge, f, not a.quiet, a.workers, spec)
+                   for f in files]
     finally:
         bot.close()
     for r in results:
@@ -325,7 +332,7 @@ def read_sgf_file(path: str):
     return record
 
 
-def _analyse_record(record, judge, name: str, progress: bool):
+def _analyse_record(record, judge, name: str, progress: bool, workers: int, spec: str):
     from bgnet.analyze.analysis import analyse_record
 
     bar = None
@@ -335,7 +342,8 @@ def _analyse_record(record, judge, name: str, progress: bool):
         total = sum(1 for g in record.games for act in g.actions if act.kind == "move")
         bar = tqdm(total=total, desc="analyse", unit="move", smoothing=0.1)
     try:
-        return analyse_record(record, judge, name, bar.update if bar is not None else None)
+        return analyse_record(record, judge, name, bar.update if bar is not None else None,
+                              workers=workers, spec=spec)
     finally:
         if bar is not None:
             bar.close()

@@ -15,13 +15,17 @@ _BOTS: tuple = ()
 
 def start(specs: tuple[str, ...], device: str) -> None:
     """Pool initializer: load the bots of ``specs`` once per process, one thread each (the
-    processes fill the cores)."""
+    processes fill the cores). Torch is told so where it is installed: exported bots run
+    without it."""
     global _BOTS
-    import torch
-
     from bgnet.bots.load import load_bot
 
-    torch.set_num_threads(1)
+    try:
+        import torch
+    except ImportError:
+        pass
+    else:
+        torch.set_num_threads(1)
     _BOTS = tuple(load_bot(spec, device=device) for spec in specs)
 
 
