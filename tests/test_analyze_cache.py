@@ -42,8 +42,8 @@ def _afterstates(boards: np.ndarray):
 
 
 def test_the_tables_key_is_gnu_backgammons_position_key():
-    """Each board is keyed by its 80 bits of Position ID, which tell every board apart: boards
-    found are the same board, and a board is never taken for another."""
+    """Each board is keyed by the bits of its Position ID (each side's half apart), which tell
+    every board apart: boards found are the same board, and a board is never taken for another."""
     import base64
 
     boards = _boards(300)
@@ -58,9 +58,13 @@ def test_the_tables_key_is_gnu_backgammons_position_key():
         assert first_slot.setdefault(pid, int(slot)) == slot  # one slot for a board ...
     assert len(set(first_slot.values())) == len(first_slot)  # ... and one board for a slot
     assert len(table) == len(first_slot) and (state == 1).sum() == len(first_slot)
-    for pid, slot in list(first_slot.items())[:50]:
-        value = int.from_bytes(base64.b64decode(pid + "=="), "little")
-        assert (int(table.keys[slot, 0]), int(table.keys[slot, 1])) == (value & (2 ** 64 - 1), value >> 64)
+    assert len(table.keys()) == len(table)
+    for k in range(0, len(every), 7):
+        value = int.from_bytes(base64.b64decode(ids[k] + "=="), "little")
+        first_side = int(every[k, 0].sum()) + 25  # the opponent's bits: a 1 a checker, a 0 a slot
+        w0, w1, w2 = (int(w) for w in table.slots[slots[k], :3])
+        assert w0 | (w1 & 0xFF) << 32 == value & ((1 << first_side) - 1)
+        assert w1 >> 8 | w2 << 24 == value >> first_side
 
 
 def test_the_table_reads_back_what_was_written_grows_and_empties_when_full():
@@ -74,7 +78,7 @@ def test_the_table_reads_back_what_was_written_grows_and_empties_when_full():
     slots, state = table.find(boards, out)
     assert (state == 1).all()
     table.fill(slots, state, values, out)
-    assert np.array_equal(out, values) and len(table) == n and len(table.keys) >= 2 * n
+    assert np.array_equal(out, values) and len(table) == n and len(table.slots) >= 2 * n
     again = np.zeros((n, 5), np.float32)
     _, state = table.find(boards[::-1], again)
     assert (state == 0).all() and np.array_equal(again, values[::-1])

@@ -68,10 +68,15 @@ def best_of_all_rolls(ev, boards: np.ndarray):
 
     Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
     evaluated once, and each from its position's first layer where ``ev`` can
-    (:func:`bgnet.bots.evaluator.afterstates_of`)."""
+    (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
+    (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
     _, after, off = all_rolls(boards)
-    once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
-    probs = afterstates_of(ev, after[once], boards, parent_rows(off, len(ROLLS))[once])[back]
+    parent_of = parent_rows(off, len(ROLLS))
+    if getattr(ev, "keeps_values", False):
+        probs = afterstates_of(ev, after, boards, parent_of)
+    else:
+        once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
+        probs = afterstates_of(ev, after[once], boards, parent_of[once])[back]
     return after, probs, segment_argmax(money_equity(probs), off)
 
 

@@ -221,6 +221,7 @@ def analyze_parser() -> argparse.ArgumentParser:
                        examples=("bgnet eval gnubg:0 pubeval --games 20 --save-mat s.mat",
                                  "bgnet analyze s.mat --bot gnubg:0 --html s.html --json s.json",
                                  "bgnet analyze match.sgf --format xgid",
+                                 "bgnet analyze m.mat --bot bgnet-deep --ply 2 --workers 2",
                                  "bgnet eval bgnet-default pubeval --match 5 --matches 4 --save-mat m.mat "
                                  "&& bgnet analyze m.mat --html m.html"),
                 description="Judge every checker play and cube decision of a match or money session "
