@@ -20,7 +20,8 @@ afterstate alone up to float32 rounding (its first layer may be made from its po
 value read back equals the one the evaluator would give now to that rounding.
 
 Positions before the roll (``positions``) are not kept: a search asks for afterstates. The
-table grows by doubling up to ``max_entries`` and is emptied when full, and by :meth:`clear`.
+table grows by doubling, stays at most half full, and is emptied before a batch once it holds
+``max_entries`` (the analysis empties it at each game too, :meth:`clear`).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from numba import njit
 
 from bgnet.bots.evaluator import afterstates_of
 
-MAX_ENTRIES = 1 << 18  # afterstates kept at most (a table of 16 MB at most); then it is emptied
+MAX_ENTRIES = 1 << 18  # afterstates kept before the table is emptied (16 to 32 MB of table)
 _FIRST_SIZE = 1 << 16  # slots of a new table
 _EMPTY = np.uint32(0xFFFFFFFF)  # the third key word of an empty slot (a key's uses 16 bits)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
