@@ -175,9 +175,15 @@ class Judge:
     """Probabilities of a bot at a search depth: of afterstates (mover's view), of positions before
     the roll, and of the best move of each of the 21 rolls (for luck). ``cubeless_play``: checker
     plays are judged by cubeless money equity (sessions played without the cube) instead of the
-    measure the player faced."""
+    measure the player faced.
 
-    def __init__(self, bot: Bot, ply: int | None = None, cubeless_play: bool = False):
+    ``cache``: a net bot judging deeper than 0-ply searches with its afterstates' values kept
+    through a game (:meth:`bgnet.bots.net.NetBot.with_cache`; :meth:`new_game` empties it), the
+    decisions of a game meeting many of the same afterstates: the same figures, to float32
+    rounding of the net's probabilities, in about half the time. Luck is measured without it."""
+
+    def __init__(self, bot: Bot, ply: int | None = None, cubeless_play: bool = False,
+                 cache: bool = True):
         self.bot = bot
         self.cubeless_play = bool(cubeless_play)
         self.ply = (bot.ply or 0) if ply is None else int(ply)
@@ -187,9 +193,18 @@ class Judge:
         if self.ply not in bot.plies:
             raise ValueError(f"{bot.name} evaluates at {', '.join(map(str, bot.plies))} ply; "
                              f"it cannot judge at {self.ply}-ply")
+        with_cache = getattr(bot, "with_cache", None) if cache and self.ply > 0 else None
+        self.searcher: Bot = with_cache() if with_cache is not None else bot
+
+    def new_game(self) -> None:
+        """A game begins: forget the afterstates the search kept (they seldom recur in another
+        game, and a game's figures then never depend on the games judged before it)."""
+        clear = getattr(self.searcher, "clear_cache", None)
+        if clear is not None:
+            clear()
 
     def _after_probs(self, after: np.ndarray, ply: int) -> np.ndarray:
-        return np.asarray(self.bot.afterstate_probabilities(after, ply), np.float64)
+        return np.asarray(self.searcher.afterstate_probabilities(after, ply), np.float64)
 
     def moves(self, after: np.ndarray, played: int, measure=None) -> np.ndarray:
         """Mover's probabilities float64[M, 5] of all legal afterstates: at 0-ply for all, at the
@@ -201,14 +216,14 @@ class Judge:
         if self.ply == 0:
             return p
         score = money_score if measure is None else measure_score(measure, after)
-        rank_afterstates(self.bot, after, p, self.ply, score=score, also=[played],
+        rank_afterstates(self.searcher, after, p, self.ply, score=score, also=[played],
                          filter_1ply=False)
         return p
 
     def position(self, board: np.ndarray) -> np.ndarray:
         """Probabilities float64[5] of the side on roll, before it rolls, at the judge's ply."""
         b = np.ascontiguousarray(board, np.int8).reshape(1, 2, 25)
-        return np.asarray(self.bot.evaluate(b, self.ply), np.float64).reshape(5)
+        return np.asarray(self.searcher.evaluate(b, self.ply), np.float64).reshape(5)
 
     def measure(self, ctx: MatchContext):
         """The measure a checker play is valued by in ``ctx`` (the module docstring): a
@@ -636,18 +651,34 @@ def _resign_value(ctx: MatchContext, kind: int) -> float:
     return score.to_equity(score.lose(kind * ctx.cube_value), ctx.cube_value)
 
 
-def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analysis:
-    """Judge every decision of a :class:`bgnet.engine.game.MatchRecord`."""
+def analyse_record(record, judge: Judge, name: str = "", progress=None, workers: int = 1,
+                   spec: str | None = None) -> Analysis:
+    """Judge every decision of a :class:`bgnet.engine.game.MatchRecord`, game by game
+    (:func:`analyse_game`). ``workers`` > 1: the games are shared among that many processes, each
+    loading the judge's bot from ``spec`` (its spec, as :func:`bgnet.bots.load_bot` takes it);
+    the figures are those of one process. ``progress`` is called with the number of moves
+    judged (with workers, a game's at once)."""
+    if workers > 1 and len(record.games) > 1:
+        if spec is None:
+            raise ValueError("analysing in several processes needs the judge's bot spec")
+        parts = _games_in_workers(record, judge, spec, workers, progress)
+    else:
+        parts = [analyse_game(record, game, judge, progress) for game in record.games]
     players = [PlayerSummary(record.names[0]), PlayerSummary(record.names[1])]
     decisions: list[Decision] = []
     graph: list = []
     logs: list[GameLog] = []
     met = judge.bot.cube_settings()[0]
-    for game in record.games:
-        log = GameLog(game.number, tuple(game.score), winner=game.winner, points=game.points, end=game.end)
-        logs.append(log)
-        _GameWalk(record, game, judge, met, players, decisions, graph, log, progress).run()
+    for game, part in zip(record.games, parts):
+        offset = len(decisions)  # a game's decisions are numbered from 0 in its part
+        decisions += part.decisions
+        graph += [(i + offset, number, value) for i, number, value in part.graph]
+        for row in part.log.rows:
+            if row["decision"] is not None:
+                row["decision"] += offset
+        logs.append(part.log)
         for p in (0, 1):
+            players[p].merge(part.players[p])
             players[p].games += 1
             if record.length and game.winner is not None:
                 players[p].result_mwc += (_game_mwc(record, game, met, p, after=True)
@@ -664,6 +695,64 @@ def analyse_record(record, judge: Judge, name: str = "", progress=None) -> Analy
             players[p].matches_won = int(final[p] >= record.length)
     return Analysis(name, judge.bot.name, judge.ply, record.length, players,
                     decisions, graph, logs, bool(record.jacoby), unfinished)
+
+
+@dataclass
+class GamePart:
+    """One game judged on its own: the players' figures of this game alone, its decisions and
+    graph points (decision indices counted from the game's first decision) and its log."""
+
+    players: list
+    decisions: list
+    graph: list
+    log: GameLog
+
+
+def analyse_game(record, game, judge: Judge, progress=None) -> GamePart:
+    """Judge every decision of one game of ``record`` (:class:`GamePart`); what the judge's
+    search kept from another game is forgotten first, so the figures depend on this game alone."""
+    judge.new_game()
+    players = [PlayerSummary(record.names[0]), PlayerSummary(record.names[1])]
+    decisions: list[Decision] = []
+    graph: list = []
+    log = GameLog(game.number, tuple(game.score), winner=game.winner, points=game.points, end=game.end)
+    _GameWalk(record, game, judge, judge.bot.cube_settings()[0], players, decisions, graph, log,
+              progress).run()
+    return GamePart(players, decisions, graph, log)
+
+
+_WORKER_JUDGES: dict = {}  # in a worker process: (ply, cubeless_play) -> its Judge
+
+
+def _game_in_worker(record, index: int, ply: int, cubeless_play: bool) -> GamePart:
+    """A worker process's part: game ``index`` of ``record``, judged by the bot it loaded."""
+    from bgnet.measure import workers
+
+    judge = _WORKER_JUDGES.get((ply, cubeless_play))
+    if judge is None:
+        judge = _WORKER_JUDGES[ply, cubeless_play] = Judge(workers.bots()[0], ply, cubeless_play)
+    return analyse_game(record, record.games[index], judge)
+
+
+def _games_in_workers(record, judge: Judge, spec: str, count: int, progress) -> list[GamePart]:
+    """Every game of ``record`` judged in ``count`` processes, the longest games first (the last
+    to finish is then a short one); the parts in the games' order."""
+    from concurrent.futures import as_completed
+
+    from bgnet.measure import workers
+
+    moves = [sum(1 for a in game.actions if a.kind == "move") for game in record.games]
+    order = sorted(range(len(record.games)), key=lambda i: -len(record.games[i].actions))
+    parts: list = [None] * len(record.games)
+    with workers.pool(min(count, len(record.games)), (spec,), "cpu") as pool:
+        futures = {pool.submit(_game_in_worker, record, i, judge.ply, judge.cubeless_play): i
+                   for i in order}
+        for done in as_completed(futures):
+            i = futures[done]
+            parts[i] = done.result()
+            if progress is not None:
+                progress(moves[i])
+    return parts
 
 
 class _GameWalk:
@@ -928,19 +1017,22 @@ def _answer(d, kind: str, game: int, number: int, player: int, doubler_board, ct
                     candidates=sorted([["take", float(take)], ["drop", float(drop)]], key=lambda o: -o[1]))
 
 
-def analyse_file(path, judge: Judge, progress: bool = False, jacoby: bool = False) -> Analysis:
+def analyse_file(path, judge: Judge, progress: bool = False, jacoby: bool = False,
+                 workers: int = 1, spec: str | None = None) -> Analysis:
     """Read a ``.mat`` or ``.sgf`` file (:func:`bgnet.analyze.inputs.read_match_file`) and analyse
-    it. A file that cannot be read raises :class:`bgnet.errors.BadInputFile` naming the line; one
-    that stops before its match does is analysed as far as it goes, and the analysis says why it
-    is unfinished (:attr:`Analysis.unfinished`)."""
+    it (:func:`analyse_match`). A file that cannot be read raises :class:`bgnet.errors.BadInputFile`
+    naming the line; one that stops before its match does is analysed as far as it goes, and the
+    analysis says why it is unfinished (:attr:`Analysis.unfinished`)."""
     from bgnet.analyze.inputs import read_match_file
 
     record, _ = read_match_file(path, jacoby=jacoby)
-    return analyse_match(record, judge, str(path), progress)
+    return analyse_match(record, judge, str(path), progress, workers=workers, spec=spec)
 
 
-def analyse_match(record, judge: Judge, name: str, progress: bool = False) -> Analysis:
-    """:func:`analyse_record`, with a progress bar over its moves when ``progress``."""
+def analyse_match(record, judge: Judge, name: str, progress: bool = False, workers: int = 1,
+                  spec: str | None = None) -> Analysis:
+    """:func:`analyse_record`, with a progress bar over its moves when ``progress`` (and its games
+    shared among ``workers`` processes, each loading the bot ``spec``)."""
     bar = None
     if progress:
         from tqdm import tqdm
@@ -948,7 +1040,8 @@ def analyse_match(record, judge: Judge, name: str, progress: bool = False) -> An
         total = sum(1 for g in record.games for a in g.actions if a.kind == "move")
         bar = tqdm(total=total, desc="analyse", unit="move", smoothing=0.1)
     try:
-        return analyse_record(record, judge, name, bar.update if bar is not None else None)
+        return analyse_record(record, judge, name, bar.update if bar is not None else None,
+                              workers=workers, spec=spec)
     finally:
         if bar is not None:
             bar.close()

@@ -129,9 +129,9 @@ class Evaluator:
 
 def afterstates_of(ev, after: np.ndarray, parents: np.ndarray, parent_of: np.ndarray) -> np.ndarray:
     """``ev.afterstates(after)`` for afterstates whose positions are known (``after[k]`` a move
-    from ``parents[parent_of[k]]``): an :class:`Evaluator` is told them, any other object with an
-    ``afterstates`` method is asked plainly."""
-    if isinstance(ev, Evaluator):
+    from ``parents[parent_of[k]]``): an :class:`Evaluator`, or an object whose ``knows_parents``
+    is true, is told them; any other object with an ``afterstates`` method is asked plainly."""
+    if isinstance(ev, Evaluator) or getattr(ev, "knows_parents", False):
         return ev.afterstates(after, parents, parent_of)
     return ev.afterstates(after)
 

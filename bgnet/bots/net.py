@@ -18,6 +18,8 @@ files by :mod:`bgnet.bots.load`.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from bgnet.bots.base import Bot, board_batch, mover_probabilities
@@ -66,10 +68,15 @@ def best_of_all_rolls(ev, boards: np.ndarray):
 
     Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
     evaluated once, and each from its position's first layer where ``ev`` can
-    (:func:`bgnet.bots.evaluator.afterstates_of`)."""
+    (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
+    (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
     _, after, off = all_rolls(boards)
-    once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
-    probs = afterstates_of(ev, after[once], boards, parent_rows(off, len(ROLLS))[once])[back]
+    parent_of = parent_rows(off, len(ROLLS))
+    if getattr(ev, "keeps_values", False):
+        probs = afterstates_of(ev, after, boards, parent_of)
+    else:
+        once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
+        probs = afterstates_of(ev, after[once], boards, parent_of[once])[back]
     return after, probs, segment_argmax(money_equity(probs), off)
 
 
@@ -112,6 +119,24 @@ class NetBot(Bot):
         self.search = search or SearchSettings()
         self.meta = meta or {}
         self.cubeful_play = bool(cubeful_play)
+
+    def with_cache(self, max_entries: int | None = None) -> NetBot:
+        """This bot with its afterstates' 0-ply values kept and read back when its searches meet
+        them again (:class:`bgnet.bots.cache.CachedEvaluator`; ``max_entries`` of them at most,
+        by default :data:`bgnet.bots.cache.MAX_ENTRIES`): the same choices and values, to
+        float32 rounding, in less time where searches overlap, as the decisions of one game
+        do. The net is shared; ``clear_cache`` forgets what was kept."""
+        from bgnet.bots.cache import MAX_ENTRIES, CachedEvaluator
+
+        twin = copy.copy(self)
+        twin.eval = CachedEvaluator(self.eval, MAX_ENTRIES if max_entries is None else max_entries)
+        return twin
+
+    def clear_cache(self) -> None:
+        """Forget the afterstates kept by a bot made by :meth:`with_cache` (nothing otherwise)."""
+        clear = getattr(self.eval, "clear", None)
+        if clear is not None:
+            clear()
 
     def cube_settings(self):
         cube = self.meta.get("cube") or {}

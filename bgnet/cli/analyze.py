@@ -224,6 +224,7 @@ def analyze_parser() -> argparse.ArgumentParser:
                        examples=("bgnet eval gnubg:0 pubeval --games 20 --save-mat s.mat",
                                  "bgnet analyze s.mat --bot gnubg:0 --html s.html --json s.json",
                                  "bgnet analyze match.sgf --format xgid",
+                                 "bgnet analyze m.mat --bot bgnet-deep --ply 2 --workers 2",
                                  "bgnet eval bgnet-default pubeval --match 5 --matches 4 --save-mat m.mat "
                                  "&& bgnet analyze m.mat --html m.html"),
                 description="Judge every checker play and cube decision of a match or money session "
@@ -247,6 +248,9 @@ def analyze_parser() -> argparse.ArgumentParser:
                    help="write the whole analysis to this JSON file")
     p.add_argument("--html", metavar="PATH", type=output_file_arg,
                    help="write a self-contained HTML report to this file")
+    p.add_argument("--workers", type=int, default=1,
+                   help="share a file's games among this many processes (default 1); the figures "
+                        "are the same")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -267,6 +271,8 @@ def analyze_main(argv: list[str]) -> int:
     a = analyze_parser().parse_args(argv)
     if a.top < 0:
         raise BadArgument(f"--top must be 0 or more; got {a.top}")
+    if a.workers < 1:
+        raise BadArgument(f"--workers must be at least 1; got {a.workers}")
     files = expand(a.file)
     records = {f: read_match_file(f, jacoby=a.jacoby) for f in files}
     if a.jacoby and any(kind == "sgf" for _, kind in records.values()):
@@ -284,7 +290,8 @@ def analyze_main(argv: list[str]) -> int:
             print(f"bgnet analyze: warning: {name}: the match is unfinished: {why}; it is analysed "
                   "as far as it goes", file=sys.stderr)
     try:
-        results = [analyse_match(records[name][0], judge, name, progress=not a.quiet) for name in files]
+        results = [analyse_match(records[name][0], judge, name, progress=not a.quiet, workers=a.workers,
+                                 spec=spec) for name in files]
     finally:
         bot.close()
     for r in results:

@@ -15,14 +15,16 @@ _BOTS: tuple = ()
 
 def start(specs: tuple[str, ...], device: str) -> None:
     """Pool initializer: load the bots of ``specs`` once per process, one thread each (the
-    processes fill the cores)."""
+    processes fill the cores). Torch is told so where a bot brought it in: exported bots run
+    without it, and importing it would cost a worker seconds of its start."""
     global _BOTS
-    import torch
+    import sys
 
     from bgnet.bots.load import load_bot
 
-    torch.set_num_threads(1)
     _BOTS = tuple(load_bot(spec, device=device) for spec in specs)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def bots() -> tuple:
