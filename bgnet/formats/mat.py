@@ -45,7 +45,7 @@ from bgnet.engine.game import Game, GameRecord, Match, MatchRecord, RuleError
 from bgnet.engine.state import MAX_SCORE, read_match_length
 from bgnet.errors import quoted
 from bgnet.formats.files import read_user_text
-from bgnet.formats.names import check_player_names
+from bgnet.formats.names import check_player_names, fit_player_name
 
 COLUMN = 28  # width of the left column, as GNU Backgammon writes it
 _NUMBER = 5  # "%3d) "
@@ -227,7 +227,9 @@ def read_mat(text: str, *, jacoby: bool = False) -> MatchRecord:
     length, games = _parse(text.removeprefix("\ufeff"))
     if length is None:
         raise ValueError("no 'N point match' line: this is not a .mat file")
-    names = games[0]["names"] if games else ("Player 0", "Player 1")
+    # Names fitted to the rule of names, so that what is read can always be written again.
+    names = ((fit_player_name(games[0]["names"][0], fallback="Player 0"),
+              fit_player_name(games[0]["names"][1], fallback="Player 1")) if games else ("Player 0", "Player 1"))
     start = games[0]["score"] if games else (0, 0)
     if games and games[0]["number"] > 1 and start == (0, 0):
         raise ValueError(f"line {games[0]['line']}: the file starts at 'Game {games[0]['number']}' with "

@@ -59,7 +59,7 @@ from bgnet.engine.game import DOUBLED, OPENING, Game, GameRecord, Match, MatchRe
 from bgnet.engine.state import CENTERED, MAX_SCORE, read_match_length
 from bgnet.errors import quoted
 from bgnet.formats.files import read_user_text
-from bgnet.formats.names import check_player_names
+from bgnet.formats.names import check_player_names, fit_player_name
 
 BACKGAMMON = "6"  # GM[6]
 BAR, OFF = "y", "z"
@@ -432,7 +432,8 @@ class _Header:
                         else:
                             score[key == "bs"] = n
             elif p.name in ("PW", "PB"):
-                name = " ".join(p.values[0].split())
+                # fitted to the rule of names, so that what is read can always be written again
+                name = fit_player_name(p.values[0], fallback="")
                 if name:
                     names[p.name == "PB"] = name
             elif p.name == "RU":

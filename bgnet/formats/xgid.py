@@ -65,9 +65,10 @@ _INT_RE = re.compile(r"^-?[0-9]{1,9}$")  # ASCII digits only: int() would read '
 # writing
 
 
-def xgid(board, ctx: MatchContext, *, max_cube_log2: int = DEFAULT_MAX_CUBE_LOG2) -> str:
+def xgid(board, ctx: MatchContext, *, max_cube_log2: int | None = None) -> str:
     """The XGID of ``board`` (``[opponent, player on roll]``; the player on roll is
-    ``ctx.player_on_roll``) in the context ``ctx``.
+    ``ctx.player_on_roll``) in the context ``ctx``, its last field ``max_cube_log2`` (by default
+    XG's 10, or the cube's own log2 where the cube is larger, so that any cube read can be written).
 
     Dice are written in the order ``ctx.dice`` holds them. Raises ValueError for a board or
     context an XGID cannot hold (shape, checker counts, a cube that is not a power of two, ...).
@@ -77,6 +78,10 @@ def xgid(board, ctx: MatchContext, *, max_cube_log2: int = DEFAULT_MAX_CUBE_LOG2
     'XGID=-b----E-C---eE---c-e----B-:1:-1:-1:31:0:0:0:0:10'
     """
     b = as_board(board)
+    if max_cube_log2 is None:
+        cube = ctx.cube_value if isinstance(ctx, MatchContext) else 1
+        bits = int(cube).bit_length() - 1 if isinstance(cube, (int, np.integer)) and cube > 0 else 0
+        max_cube_log2 = max(DEFAULT_MAX_CUBE_LOG2, bits)
     _check_context(ctx, max_cube_log2)
     on_roll = ctx.player_on_roll
     sides = {on_roll: b[1], 1 - on_roll: b[0]}
