@@ -1,16 +1,9 @@
-"""Compare bgnet's cube decisions with GNU Backgammon's on self-play positions.
+"""Compare bgnet's cube decisions with GNU Backgammon's on self-play positions (a maintainer script).
 
-Positions come from gnubg 0-ply self-play (half of them with 15 % random moves mixed in, for
-lopsided positions); each gets a cube and score in turn from a list covering money play (Jacoby on
-and off, owned cubes) and 7-point match scores (1-away, 2-away, Crawford, post-Crawford, owned and
-dead cubes). Two references:
-
-* the GNU Backgammon program (``gnubg -t``, Debian package ``gnubg``; money and match play, the
-  Kazaross-XG2 table): bgnet is fed the cubeless 0-ply probabilities gnubg prints for the position
-  (5 decimals), so the comparison isolates the cube arithmetic;
-* ``gnubg_nn.evaluate_cube_decision`` (match play only; its own analyser and built-in table): bgnet
-  is fed ``gnubg_nn.probabilities(board, 0)`` and run with that same table (read from gnubg_nn) and
-  with Kazaross-XG2. gnubg_nn ignores the Crawford rule, so Crawford games are left out there.
+The positions (gnubg 0-ply self-play, with cubes and scores covering money play and 7-point
+matches), the two references (the GNU Backgammon program fed its own cubeless probabilities, and
+``gnubg_nn.evaluate_cube_decision``) and the comparison are ``tests/cube_reference.py``'s, which
+``tests/test_cube.py`` checks on a few of the cases; this script runs them at length.
 
 Prints agreement on the action (no double / double-take / double-pass / too good), on doubling and
 on taking, equity differences, and a confusion table per reference. ``--plies 1`` checks bgnet's
@@ -18,13 +11,7 @@ cube search one roll ahead (:mod:`bgnet.cube.lookahead`) against the program's 1
 analysis instead; ``--bench-plies N`` scores the program's own decisions at N plies on ``bgnet
 bench cube``'s positions, as a bot's are scored.
 
-The cases, the references and the comparison are ``tests/cube_reference.py``'s, which
-``tests/test_cube.py`` checks on a few of the cases.
-
     python3 tools/verify_cube.py --positions 400
-The cases, the references and the comparison are ``tests/cube_reference.py``'s, which
-``tests/test_cube.py`` checks on a few of the cases.
-
     python3 tools/verify_cube.py --positions 400 --plies 1
     python3 tools/verify_cube.py --bench-plies 1
 """

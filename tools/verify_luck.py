@@ -1,31 +1,14 @@
 """bgnet's luck figures side by side with GNU Backgammon's own analysis of the same files.
 
-For each file (``.mat`` or GNU Backgammon's ``.sgf``) the GNU Backgammon program (``gnubg -t``,
-Debian package ``gnubg``) imports it, analyses it with checker play and cube decisions at
-``--ply`` (its luck analysis is its own default, cubeful 0-ply) and prints its statistics;
-``bgnet analyze`` judges the same file with ``gnubg:PLY``. Printed per player: the rolls marked
-lucky and unlucky, the luck total (EMG, and MWC in a match or points in a money session), the
-luck rate (mEMG per roll), the actual and the luck-adjusted result, each bgnet figure beside the
-program's, with ``ok`` where it is within the tolerance: 5 % of the program's figure, or 0.05
-EMG (0.05 points in money play) or 2 MWC points, whichever is wider. A luck rate may be off by
-the luck total's allowance spread over the player's rolls (and by the 0.05 the program rounds
-it to); a luck-adjusted result, the result less one player's luck total plus the other's, by
-the two totals' allowances added.
-
-The two sides do not evaluate with quite the same net: ``gnubg:N`` is the ``gnubg_nn`` package,
-whose weights (format 1.01) differ from the program's (Debian's 1.07, format 1.00) by about a
-hundredth in a probability now and then, and in a money session the program values a bear-off
-of both sides by its two-sided database's cubeful equities where bgnet's cube head uses its
-model. One roll's luck can differ by a few hundredths where that moves a cube action; over a
-match most of it cancels.
+What is compared, the tolerance and why the two sides differ a little are
+``tests/luck_reference.py``'s, which ``tests/test_analyze_luck.py`` checks on four files; this
+script prints the figures side by side for any file, with ``ok`` where a figure is within the
+tolerance.
 
 ``--make DIR`` first writes a set of files to compare (a few minutes): matches and money
 sessions played by bgnet's bot against gnubg (``.mat`` and ``.sgf``, with and without the cube,
 the Jacoby rule, a Crawford game where the match has one) and by the GNU Backgammon program
 against itself.
-
-The two analyses and their comparison are ``tests/luck_reference.py``'s, which
-``tests/test_analyze_luck.py`` checks on a few files.
 
     python3 tools/verify_luck.py m.mat s.sgf --ply 0
     python3 tools/verify_luck.py money.mat --jacoby
