@@ -29,21 +29,12 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.evaluator import afterstates_of
+from bgnet.engine.board import mix64
 
 MAX_ENTRIES = 1 << 18  # afterstates kept before the table is emptied (16 to 32 MB of table)
 _FIRST_SIZE = 1 << 16  # slots of a new table
 _EMPTY = np.uint32(0xFFFFFFFF)  # the third key word of an empty slot (a key's uses 16 bits)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _LOW32 = np.uint64(0xFFFFFFFF)
-
-
-@njit(cache=True, inline="always")
-def _mix(z):
-    """SplitMix64's finalizer: every input bit moves about half the output bits."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True, inline="always")
@@ -71,7 +62,7 @@ def _key(boards, k):
 @njit(cache=True, inline="always")
 def _home(slots, w0, w1, w2):
     """The first slot a key's probe looks at."""
-    h = _mix((np.uint64(w1) << np.uint64(32)) | np.uint64(w0)) ^ _mix(np.uint64(w2))
+    h = mix64((np.uint64(w1) << np.uint64(32)) | np.uint64(w0)) ^ mix64(np.uint64(w2))
     return np.int64(h & np.uint64(slots.shape[0] - 1))
 
 

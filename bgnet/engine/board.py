@@ -210,8 +210,9 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 @njit(cache=True, inline="always")
-def _mix(z):
-    """A 64-bit finalizer (SplitMix64's): every input bit moves about half the output bits."""
+def mix64(z):
+    """A 64-bit finalizer (SplitMix64's): every input bit moves about half the output bits (the
+    hash of bgnet's compiled tables: unique boards here, the search's afterstate cache)."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     return z ^ (z >> np.uint64(31))
@@ -252,7 +253,7 @@ def _unique_boards(boards, groups):
     for g in range(len(groups) - 1):
         slots[:] = -1
         for k in range(groups[g], groups[g + 1]):
-            h = _mix(keys[k, 0] ^ _mix(keys[k, 1] ^ _mix(keys[k, 2] ^ _mix(keys[k, 3]))))
+            h = mix64(keys[k, 0] ^ mix64(keys[k, 1] ^ mix64(keys[k, 2] ^ mix64(keys[k, 3]))))
             j = np.int64(h & mask)
             while True:
                 u = slots[j]
