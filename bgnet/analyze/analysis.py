@@ -122,13 +122,8 @@ def luck_rating(rate: float) -> str:
     >>> luck_rating(70.0), luck_rating(30.5), luck_rating(3.0), luck_rating(-30.0), luck_rating(-61.0)
     ('very lucky dice', 'lucky dice', 'average dice', 'average dice', 'very unlucky dice')
     """
-    if rate > VERY_LUCKY_RATE:
-        return "very lucky dice"
-    if rate > LUCKY_RATE:
-        return "lucky dice"
-    if rate < -VERY_LUCKY_RATE:
-        return "very unlucky dice"
-    return "unlucky dice" if rate < -LUCKY_RATE else "average dice"
+    band = _luck_band(rate, LUCKY_RATE, VERY_LUCKY_RATE)
+    return f"{band} dice" if band else "average dice"
 
 
 def rating_difference(error_per_game: float) -> float:
@@ -158,13 +153,16 @@ def luck_mark(luck: float) -> str:
     >>> luck_mark(0.3), luck_mark(0.31), luck_mark(-0.61)
     ('', 'lucky', 'very unlucky')
     """
-    if luck > VERY_LUCKY:
-        return "very lucky"
-    if luck > LUCKY:
-        return "lucky"
-    if luck < -VERY_LUCKY:
-        return "very unlucky"
-    return "unlucky" if luck < -LUCKY else ""
+    return _luck_band(luck, LUCKY, VERY_LUCKY)
+
+
+def _luck_band(value: float, lucky: float, very: float) -> str:
+    """``"very lucky"``, ``"lucky"``, ``""``, ``"unlucky"`` or ``"very unlucky"``: past (not
+    at) ``lucky`` or ``very`` either way."""
+    if abs(value) <= lucky:
+        return ""
+    word = "lucky" if value > 0 else "unlucky"
+    return f"very {word}" if abs(value) > very else word
 
 
 # ---------------------------------------------------------------------------------------------
