@@ -110,8 +110,10 @@ def _check_closed(url, srv, count: int, seconds: float) -> None:
             socks[_open(url, kind)] = kind
         drip = [s for s, k in socks.items() if k == "half headers"][:10]
         started = time.monotonic()
-        answer, took = _health(url)  # another client, answered while they hang
-        assert answer["ok"] and took < 1.0
+        # Another client is answered while they hang: within the margin a loaded machine needs
+        # (the server is still taking the last of a thousand connections when it arrives).
+        answer, took = _health(url)
+        assert answer["ok"] and took < MARGIN, f"/health took {took:.2f} s"
         closed = _wait_until_closed(socks, seconds, drip)
         elapsed = time.monotonic() - started
         assert len(closed) == count, f"{count - len(closed)} of {count} still open after {elapsed:.1f} s"
