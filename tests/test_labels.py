@@ -150,3 +150,15 @@ def test_another_player_gives_the_positions_and_the_teacher_the_values(tmp_path,
     assert a.boards.shape != b.boards.shape or not np.array_equal(a.boards, b.boards)  # other games
     assert np.allclose(b.targets, load_teacher(teacher).evaluate(b.boards, ply=1), atol=1e-6)
     assert "in pubeval's games" in read_settings(theirs).describe()
+
+
+def test_self_play_decisions_come_from_whole_games_not_their_first_turns(teacher):
+    """Many games at once and few decisions wanted must not mean the opening turns only: late
+    middle-game boards (a side with checkers borne off or its pips down by half) are among them."""
+    from bgnet.engine.board import pip_counts
+    from bgnet.train.distill import self_play_decisions
+
+    boards, dice = self_play_decisions(load_teacher(teacher), 400, np.random.default_rng(3))
+    assert len(boards) == len(dice) == 400
+    least = np.array([min(pip_counts(b)) for b in boards])
+    assert (least < 90).mean() > 0.1, "no late middle game among the decisions"

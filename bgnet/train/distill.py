@@ -65,31 +65,49 @@ class Samples:
                    np.concatenate(decision))
 
 
-def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int = 256,
+def self_play_decisions(bot, n: int, rng: np.random.Generator, games: int | None = None,
                         explore: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``n`` contact decisions (positions on roll, dice) met by ``bot`` playing itself (a net bot
-    at its own depth) in ``games`` games at once; a finished game starts again from the opening position. With
-    ``explore`` > 0 each move is, with that chance, a legal move drawn at random instead: the
-    games then wander into positions a strong bot's own games seldom reach (crashed boards, primes
-    held against it), which a student must value too."""
-    boards = np.repeat(start_position()[None], games, axis=0)
-    fresh = np.ones(games, bool)
+    at its own depth), drawn evenly from whole games: ``games`` games at once (by default about one
+    for every 40 decisions wanted, at most 256) are played from the opening to their end, again
+    until ``n`` decisions are met, and ``n`` of them are drawn at random. Stopping as soon as ``n``
+    were met would keep only the first turns of each game, never its late middle game or a crashed
+    board. With ``explore`` > 0 each move is, with that chance, a legal move drawn at random
+    instead: the games then wander into positions a strong bot's own games seldom reach (primes
+    held against it, back games), which a student must value too."""
+    games = int(games) if games else min(256, max(1, -(-n // 40)))
     got_b, got_d, total = [], [], 0
     while total < n:
-        dice = rng.integers(1, 7, size=(games, 2))
-        while (doubles := fresh & (dice[:, 0] == dice[:, 1])).any():  # no double opens a game
+        boards, dice = _whole_games(bot, games, rng, explore)
+        got_b.append(boards)
+        got_d.append(dice)
+        total += len(boards)
+    boards, dice = np.concatenate(got_b), np.concatenate(got_d)
+    pick = np.sort(rng.choice(len(boards), size=n, replace=False))
+    return boards[pick], dice[pick]
+
+
+def _whole_games(bot, games: int, rng: np.random.Generator, explore: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every contact decision (position on roll, dice) of ``games`` games of ``bot`` against
+    itself, each played from the opening position until it ends or becomes a race (contact never
+    comes back, so the rest has no decision to keep)."""
+    boards = np.repeat(start_position()[None], games, axis=0)
+    first = True
+    got_b, got_d = [], []
+    while len(boards):
+        dice = rng.integers(1, 7, size=(len(boards), 2))
+        while first and (doubles := dice[:, 0] == dice[:, 1]).any():  # no double opens a game
             dice[doubles] = rng.integers(1, 7, size=(int(doubles.sum()), 2))
+        first = False
         contact = ~race_mask(boards)
         got_b.append(boards[contact].copy())
         got_d.append(dice[contact].copy())
-        total += int(contact.sum())
         after, _ = bot.choose_moves(boards, dice)
         if explore > 0:
             after = _explored(after, boards, dice, explore, rng)
-        boards = np.ascontiguousarray(after[:, ::-1])  # the opponent on roll
-        fresh = game_results(after) > 0
-        boards[fresh] = start_position()
-    return np.concatenate(got_b)[:n], np.concatenate(got_d)[:n]
+        going = (game_results(after) == 0) & ~race_mask(after)
+        boards = np.ascontiguousarray(after[going][:, ::-1])  # the opponent on roll
+    return np.concatenate(got_b), np.concatenate(got_d)
 
 
 def _explored(after: np.ndarray, boards: np.ndarray, dice: np.ndarray, chance: float,
