@@ -74,9 +74,10 @@ def warm_up(parallel: int) -> None:
     """Compile (or load) the numba kernels once, so that workers find them in the cache."""
     from bgnet.bots.torch_eval import NetEvaluator
     from bgnet.nn.model import ValueNet
-    from bgnet.train.selfplay import SelfPlayPool
+    from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
-    pool = SelfPlayPool(NetEvaluator(ValueNet("tesauro", 80)), min(parallel, 64), np.random.default_rng(0))
+    pool = SelfPlayPool(NetEvaluator(ValueNet("tesauro", 80)), SelfPlaySettings(parallel_games=min(parallel, 64)),
+                        np.random.default_rng(0))
     for _ in range(3):
         pool.step()
 

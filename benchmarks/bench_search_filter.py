@@ -22,12 +22,13 @@ from bgnet.bots.gnubg_bots import money_equity
 from bgnet.bots.net import NetBot, NetEvaluator
 from bgnet.train.learn import SEARCH_SLICE
 from bgnet.train.move_filter import FilteredOnePly
-from bgnet.train.selfplay import SelfPlayPool
+from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
 
 def selfplay_boards(net, n: int, seed: int) -> np.ndarray:
     """``n`` positions (side on roll about to roll) from the net's own self-play games."""
-    pool = SelfPlayPool(NetEvaluator(net, "cpu"), 256, np.random.default_rng(seed), bearoff=True)
+    pool = SelfPlayPool(NetEvaluator(net, "cpu"), SelfPlaySettings(parallel_games=256, bearoff=True),
+                        np.random.default_rng(seed))
     got: list[np.ndarray] = []
     while sum(len(b) for b in got) < n:
         got.append(pool.step().boards)

@@ -30,7 +30,7 @@ from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.nn.model import ValueNet
 from bgnet.train.compose import CONFIG_DIR
 from bgnet.train.loop import set_threads, train
-from bgnet.train.selfplay import SelfPlayPool
+from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
 
 def base_config(**over):
@@ -61,7 +61,7 @@ def training_rate(mode: str, games: int, device: str, parallel: int, threads: in
 def inference_rate(games: int, device: str, parallel: int, net=None) -> float:
     # A trained net: an untrained one plays aimless games several times longer than real ones.
     net = (net or ValueNet("tesauro", 80)).to(device)
-    pool = SelfPlayPool(NetEvaluator(net, device), parallel, np.random.default_rng(0))
+    pool = SelfPlayPool(NetEvaluator(net, device), SelfPlaySettings(parallel_games=parallel), np.random.default_rng(0))
     warm = 0
     while warm < 200:  # compile every kernel (pool refills too) before timing
         warm += len(pool.step().results)
@@ -113,8 +113,9 @@ def compare_filter(a) -> int:
     ``--move-filter K``) with the filter, timed in alternation so that both see the same load."""
     net = torch_net(a.net).to(a.device)
     keeps = [0] + ([a.move_filter] if a.move_filter else [])
-    pools = {k: SelfPlayPool(NetEvaluator(net, a.device), a.parallel, np.random.default_rng(0),
-                             bearoff=True, move_filter=k) for k in keeps}
+    pools = {k: SelfPlayPool(NetEvaluator(net, a.device),
+                             SelfPlaySettings(parallel_games=a.parallel, bearoff=True, move_filter=k),
+                             np.random.default_rng(0)) for k in keeps}
     for pool in pools.values():  # compile, and leave the opening behind
         for _ in range(40):
             pool.step()

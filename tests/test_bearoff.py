@@ -414,11 +414,11 @@ def test_selfplay_games_end_at_bearoff_with_database_targets(db):
 
     from bgnet.bots.torch_eval import NetEvaluator
     from bgnet.nn.model import ValueNet
-    from bgnet.train.selfplay import SelfPlayPool
+    from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
     torch.manual_seed(0)
     ev = NetEvaluator(ValueNet("tesauro", 10))
-    pool = SelfPlayPool(ev, 24, np.random.default_rng(10), lam=0.7, bearoff=True)
+    pool = SelfPlayPool(ev, SelfPlaySettings(parallel_games=24, lam=0.7, bearoff=True), np.random.default_rng(10))
     assert ev.bearoff
     fins = [pool.step() for _ in range(300)]
     fins = [f for f in fins if len(f.results)]
@@ -439,5 +439,5 @@ def test_selfplay_games_end_at_bearoff_with_database_targets(db):
             assert np.abs(db.mover_probabilities(afters) - target).max(axis=1).min() < 1e-6
             checked += 1
     assert checked > 0
-    pool_off = SelfPlayPool(ev, 4, np.random.default_rng(11), bearoff=False)
+    pool_off = SelfPlayPool(ev, SelfPlaySettings(parallel_games=4, bearoff=False), np.random.default_rng(11))
     assert not ev.bearoff and pool_off.bearoff_games == 0

@@ -22,6 +22,7 @@ from bgnet.train.compose import CONFIG_DIR
 from bgnet.train.config import ConfigError
 from bgnet.train.distributed import SelfPlayWorker, WorkerGroup, ray_settings
 from bgnet.train.loop import train
+from bgnet.train.selfplay import SelfPlaySettings
 
 
 def config(*overrides):
@@ -41,8 +42,8 @@ SHORT = ["train.parallel_games=32", "ray.games_per_task=40", "train.buffer_posit
 
 def test_worker_plays_games_with_the_weights_it_is_given():
     net = ValueNet("tesauro", 8)
-    w = SelfPlayWorker(net.config(), [0, 0, 0, 0], parallel_games=16, lam=0.7, max_plies=1000,
-                       epsilon=0.0)
+    w = SelfPlayWorker(net.config(), [0, 0, 0, 0],
+                       SelfPlaySettings(parallel_games=16, lam=0.7, max_plies=1000, epsilon=0.0))
     r = w.play(0, net.state_dict(), 5)
     g = r.games
     assert len(g.results) >= 5 and r.version == 0 and r.pid == os.getpid()
@@ -70,8 +71,8 @@ def test_worker_mixes_its_targets_with_the_one_ply_values_of_the_net_it_played_w
     torch.manual_seed(3)
     net = ValueNet("tesauro", 8)
     args = dict(parallel_games=8, lam=0.7, max_plies=1000, epsilon=0.0, bearoff=True)
-    plain = SelfPlayWorker(net.config(), [5, 0, 0, 0], **args).play(0, net.state_dict(), 3).games
-    mixed = SelfPlayWorker(net.config(), [5, 0, 0, 0], search_target=0.25, **args).play(
+    plain = SelfPlayWorker(net.config(), [5, 0, 0, 0], SelfPlaySettings(**args)).play(0, net.state_dict(), 3).games
+    mixed = SelfPlayWorker(net.config(), [5, 0, 0, 0], SelfPlaySettings(search_target=0.25, **args)).play(
         0, net.state_dict(), 3).games
     assert np.array_equal(plain.boards, mixed.boards) and np.array_equal(plain.results, mixed.results)
     ply1 = searcher_for(net.eval(), "cpu", bearoff=True).evaluate(plain.boards, ply=1)

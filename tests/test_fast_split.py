@@ -19,7 +19,7 @@ from bgnet.nn.encode import encode, encode_afterstates, race_mask
 from bgnet.nn.fast import FastForward, FastLearner, learner_unsupported, supports
 from bgnet.nn.model import SplitValueNet
 from bgnet.train.loop import Learner
-from bgnet.train.selfplay import SelfPlayPool
+from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
 torch.set_num_threads(1)
 
@@ -161,8 +161,8 @@ def selfplay():
     """Positions and their λ-return targets from self-play games of a split net (its forward
     on the compiled path)."""
     torch.manual_seed(0)
-    pool = SelfPlayPool(NetEvaluator(SplitValueNet("extended", 32, race_hidden=16)), 64,
-                        np.random.default_rng(3))
+    pool = SelfPlayPool(NetEvaluator(SplitValueNet("extended", 32, race_hidden=16)),
+                        SelfPlaySettings(parallel_games=64), np.random.default_rng(3))
     b, t = [], []
     while sum(map(len, b)) < 4000:
         fin = pool.step()

@@ -19,7 +19,7 @@ from bgnet.nn.probs import equity as money_equity
 from bgnet.train import move_filter
 from bgnet.train.learn import searcher_for
 from bgnet.train.move_filter import MoveFilter
-from bgnet.train.selfplay import SelfPlayPool
+from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
 
 def deep_net(seed: int = 0) -> SplitValueNet:
@@ -112,9 +112,11 @@ def test_keeping_every_move_plays_the_same_games():
     """The filter refits every few steps and values the rest from the hidden layer: with room
     for every move, the games, targets and values are those of the plain pool."""
     net = deep_net(4)
-    plain = SelfPlayPool(NetEvaluator(net, "cpu"), 24, np.random.default_rng(5), bearoff=True)
-    filtered = SelfPlayPool(NetEvaluator(net, "cpu"), 24, np.random.default_rng(5), bearoff=True,
-                            move_filter=1000)
+    plain = SelfPlayPool(NetEvaluator(net, "cpu"), SelfPlaySettings(parallel_games=24, bearoff=True),
+                         np.random.default_rng(5))
+    filtered = SelfPlayPool(NetEvaluator(net, "cpu"),
+                            SelfPlaySettings(parallel_games=24, bearoff=True, move_filter=1000),
+                            np.random.default_rng(5))
     for _ in range(2 * move_filter.REFIT_EVERY + 3):
         a, b = plain.step(), filtered.step()
         np.testing.assert_array_equal(a.boards, b.boards)
@@ -124,8 +126,9 @@ def test_keeping_every_move_plays_the_same_games():
 
 def test_a_filtered_pool_plays_whole_games_and_values_explored_moves():
     net = deep_net(6)
-    pool = SelfPlayPool(NetEvaluator(net, "cpu"), 16, np.random.default_rng(7), bearoff=True,
-                        move_filter=2, epsilon=0.3)
+    pool = SelfPlayPool(NetEvaluator(net, "cpu"),
+                        SelfPlaySettings(parallel_games=16, bearoff=True, move_filter=2, epsilon=0.3),
+                        np.random.default_rng(7))
     finished = 0
     for _ in range(400):
         games = pool.step()
@@ -175,8 +178,8 @@ def test_exploring_moves_are_near_the_best_and_learn_the_greedy_value(filtered):
 
     net = deep_net(3)
     ev = NetEvaluator(net, "cpu")
-    pool = SelfPlayPool(ev, 8, np.random.default_rng(5), bearoff=True, move_filter=filtered,
-                        epsilon=1.0, explore_top=3)
+    pool = SelfPlayPool(ev, SelfPlaySettings(parallel_games=8, bearoff=True, move_filter=filtered, epsilon=1.0,
+                                             explore_top=3), np.random.default_rng(5))
     pool._dice = lambda: np.tile(np.array([[3, 1]]), (8, 1))  # the same roll for every game
     pool.step()
     start = start_position()[None]
@@ -192,4 +195,5 @@ def test_exploring_moves_are_near_the_best_and_learn_the_greedy_value(filtered):
 
 def test_explore_top_one_is_refused():
     with pytest.raises(ValueError, match="explore_top"):
-        SelfPlayPool(NetEvaluator(deep_net(), "cpu"), 2, np.random.default_rng(0), explore_top=1)
+        SelfPlayPool(NetEvaluator(deep_net(), "cpu"), SelfPlaySettings(parallel_games=2, explore_top=1),
+                     np.random.default_rng(0))

@@ -13,14 +13,15 @@ from bgnet.engine.board import race_mask
 from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.nn.model import SplitValueNet
 from bgnet.train.loop import train
-from bgnet.train.selfplay import SelfPlayPool
+from bgnet.train.selfplay import SelfPlayPool, SelfPlaySettings
 
 
 def pool(race_starts: float, seed: int = 1, games: int = 48) -> SelfPlayPool:
     torch.manual_seed(0)
     net = SplitValueNet("tesauro", [16], race_hidden=[8]).eval()
-    return SelfPlayPool(NetEvaluator(net, "cpu"), games, np.random.default_rng(seed), bearoff=True,
-                        race_starts=race_starts)
+    return SelfPlayPool(NetEvaluator(net, "cpu"),
+                        SelfPlaySettings(parallel_games=games, bearoff=True, race_starts=race_starts),
+                        np.random.default_rng(seed))
 
 
 def kept(p: SelfPlayPool) -> set[bytes]:

@@ -35,7 +35,7 @@ from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.nn.model import SplitValueNet, ValueNet, net_from_config
 from bgnet.train.config import ConfigError, RunConfig, load_config
 from bgnet.train.learn import concat_games, searcher_for, set_threads, with_search_targets
-from bgnet.train.selfplay import FinishedGames, SelfPlayPool
+from bgnet.train.selfplay import FinishedGames, SelfPlayPool, SelfPlaySettings
 
 # --------------------------------------------------------------------------------------------
 # The worker
@@ -59,21 +59,16 @@ class SelfPlayWorker:
     whatever weights that task brings, as they would in a single-machine run.
     """
 
-    def __init__(self, net_config: dict, seed: list[int], parallel_games: int, lam: float,
-                 max_plies: int, epsilon: float, threads: int = 1, bearoff: bool = False,
-                 move_filter: int = 0, search_target: float = 0.0, explore_top: int = 0,
-                 race_starts: float = 0.0):
+    def __init__(self, net_config: dict, seed: list[int], settings: SelfPlaySettings, threads: int = 1):
         # One thread each: several workers share a machine's cores, and the pool's network
         # calls are small enough that more threads mostly fight over them.
         set_threads(threads)
         self.net = net_from_config(net_config).eval()
         rng = np.random.default_rng(np.random.SeedSequence(seed))
-        self.pool = SelfPlayPool(NetEvaluator(self.net, "cpu"), parallel_games, rng, lam=lam,
-                                 max_plies=max_plies, epsilon=epsilon, bearoff=bearoff,
-                                 move_filter=move_filter, explore_top=explore_top,
-                                 race_starts=race_starts)
-        self.search_weight = search_target
-        self.searcher = searcher_for(self.net, "cpu", bearoff, move_filter) if search_target else None
+        self.pool = SelfPlayPool(NetEvaluator(self.net, "cpu"), settings, rng)
+        self.search_weight = settings.search_target
+        self.searcher = (searcher_for(self.net, "cpu", settings.bearoff, settings.move_filter)
+                         if settings.search_target else None)
         self.version: int | None = None
 
     def play(self, version: int, weights, games: int) -> TaskResult:
@@ -231,23 +226,19 @@ class WorkerGroup:
     start (its machine gone, no free CPU in the cluster) holds no games back.
     """
 
-    def __init__(self, ray, settings: dict, cfg: RunConfig, net_config: dict, seed_base: int):
+    def __init__(self, ray, settings: dict, play: SelfPlaySettings, seed: int, net_config: dict, seed_base: int):
         from ray.exceptions import ObjectLostError, RayActorError
 
         self.ray = ray
         self.lost_errors = (RayActorError, ObjectLostError)
         self.settings = settings
-        T = cfg.train
-        bearoff = T.bearoff
-        self.args = (net_config, T.parallel_games, T.lam, T.max_plies, T.epsilon,
-                     settings["worker_threads"], bearoff, T.move_filter, T.search_target,
-                     T.explore_top, T.race_starts)
-        if bearoff:
+        self.play, self.net_config = play, net_config
+        if play.bearoff:
             # Build (or check) the cached tables once here, so the workers only load them.
             from bgnet.bearoff import get_database
 
             get_database()
-        self.seed = [int(cfg.seed), int(seed_base)]
+        self.seed = [int(seed), int(seed_base)]
         self.actor = ray.remote(num_cpus=settings["worker_threads"])(SelfPlayWorker)
         n = settings["workers"]
         self.incarnation = [0] * n
@@ -262,7 +253,7 @@ class WorkerGroup:
     def _spawn(self, i: int) -> None:
         # A replacement gets its own dice: seeded by (run seed, games at start, worker, incarnation).
         seed = [*self.seed, i, self.incarnation[i]]
-        self.handles[i] = self.actor.remote(self.args[0], seed, *self.args[1:])
+        self.handles[i] = self.actor.remote(self.net_config, seed, self.play, self.settings["worker_threads"])
         self.pending[self.handles[i].pid.remote()] = (i, 0)
 
     def idle(self) -> list[int]:
@@ -348,10 +339,12 @@ class RaySource:
         self.ray = import_ray(local=self.settings["address"] is None)
         self.connected = connect(self.ray, self.settings, log_dir)
         self.staleness: list[int] = []
-        self.cfg, self.net_config, self.worker_cpu = cfg, net.config(), 0.0
+        self.seed, self.net_config, self.worker_cpu = cfg.seed, net.config(), 0.0
+        self.version = version
         try:
-            self.workers = WorkerGroup(self.ray, self.settings, cfg, self.net_config, games_at_start)
-            self.sync(net, version)
+            self.weights_ref = self._publish(net)
+            self.workers = WorkerGroup(self.ray, self.settings, SelfPlaySettings.of(cfg.train), self.seed,
+                                       self.net_config, games_at_start)
         except BaseException:
             self._disconnect()
             raise
@@ -367,9 +360,12 @@ class RaySource:
 
     def sync(self, net: torch.nn.Module, version: int) -> None:
         """Put the current weights in the object store once; every later task plays with them."""
-        state = {k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()}
-        self.weights_ref = self.ray.put(state)
+        self.weights_ref = self._publish(net)
         self.version = version
+
+    def _publish(self, net: torch.nn.Module):
+        """The net's weights in the object store (a Ray ObjectRef)."""
+        return self.ray.put({k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()})
 
     def state(self) -> dict:
         return {}  # worker dice are reseeded from the games played at each start
@@ -380,12 +376,12 @@ class RaySource:
     def resume_games(self, state: dict) -> None:
         pass
 
-    def configure(self, train, games: int) -> None:
-        """Fresh workers with the new phase's settings (their games in flight are dropped)."""
+    def configure(self, settings: SelfPlaySettings, games: int) -> None:
+        """Fresh workers with the new phase's settings, their dice seeded from ``games``: the
+        games the old workers had in flight are dropped (a local pool plays its own on)."""
         old = self.workers
         old.shutdown()
-        self.cfg = dataclasses.replace(self.cfg, train=train)
-        self.workers = WorkerGroup(self.ray, self.settings, self.cfg, self.net_config, games)
+        self.workers = WorkerGroup(self.ray, self.settings, settings, self.seed, self.net_config, games)
         self.workers.pids |= old.pids  # the run's totals go on
         self.workers.failures = old.failures
 

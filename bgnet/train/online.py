@@ -8,8 +8,12 @@ With V_t the fixed-view outputs and e the eligibility traces (one per output),
     e_k <- λ e_k + ∇ V_t,k        w <- w + α Σ_k (V_{t+1,k} - V_t,k) e_k
 
 and at the end of the game V_{T} is the actual outcome (gammons and backgammons included).
+
+:class:`OnlineSource` makes it the run loop's game source for ``train.mode=online``.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -21,6 +25,7 @@ from bgnet.engine.movegen import generate
 from bgnet.nn.encode import encode, game_results, race_mask
 from bgnet.nn.model import SplitValueNet
 from bgnet.nn.probs import equity as money_equity
+from bgnet.train.selfplay import FinishedGames
 
 # flip as a linear map plus offset: flip(p) = F p + c
 _PERM = [0, 3, 4, 1, 2]
@@ -103,3 +108,51 @@ class OnlineTD:
                 result = points if first_moved else -points
                 return result, ply, sq_err / ply
             v, jac = v_next, jac_next
+
+
+class OnlineSource:
+    """Online mode as a game source of the run loop (:class:`bgnet.train.sources.GameSource`):
+    each call plays one game of :class:`OnlineTD` with the net being trained, learning after
+    every move at the rate ``rate`` gives for the games played so far (``games`` at the start).
+    Its games come already learned: no positions, one loss each (``FinishedGames.learned``)."""
+
+    def __init__(self, net, opt: torch.optim.Optimizer, cfg, rng: np.random.Generator, device: str,
+                 games: int, rate: Callable[[int], float]):
+        self.td = OnlineTD(net, cfg, rng, device)
+        self.opt, self.games, self.rate = opt, games, rate
+
+    def next_games(self, wanted: int) -> FinishedGames:
+        lr = self.rate(self.games)
+        for g in self.opt.param_groups:  # the optimizer's state records the rate in force
+            g["lr"] = lr
+        result, length, loss = self.td.play_game(lr)
+        self.games += 1
+        return FinishedGames(np.empty((0, 2, 25), np.int8), np.empty((0, 5), np.float32),
+                             np.array([result]), np.array([length]), np.array([loss]))
+
+    def sync(self, net: torch.nn.Module, version: int) -> None:
+        pass  # never called: no positions to learn from afterwards
+
+    def state(self) -> dict:
+        return {}  # the dice are the run's own generator, which every checkpoint keeps
+
+    def games_in_flight(self) -> dict:
+        return {}  # a game is played whole within one call
+
+    def resume_games(self, state: dict) -> None:
+        pass
+
+    def configure(self, settings, games: int) -> None:
+        pass  # online mode has no phases (the config refuses them)
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+    def scalars(self) -> dict[str, float]:
+        return {}
+
+    def summary(self) -> dict:
+        return {}
+
+    def close(self) -> None:
+        pass

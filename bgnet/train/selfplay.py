@@ -15,6 +15,7 @@ learns from many more races than play from the opening gives it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import equity as money_equity
 from bgnet.nn.probs import flip
+from bgnet.train.config import TrainConfig
 from bgnet.train.move_filter import MoveFilter, valued_equity
 
 RACE_STARTS_KEPT = 16384  # race positions a pool keeps to start games from (with race_starts > 0)
@@ -41,11 +43,15 @@ class FinishedGames:
 
     A game ended by the bear-off database counts, in ``results``, its most likely outcome under
     the database's probabilities, and in ``lengths`` the plies played up to the bear-off position.
+
+    Games that were learned from while they were played (online TD(λ),
+    :class:`bgnet.train.online.OnlineSource`) hold no positions: ``learned`` has the loss of each.
     """
     boards: np.ndarray  # int8[S, 2, 25], side on roll in board[1]
     targets: np.ndarray  # float32[S, 5], λ-returns from the view of the side on roll
     results: np.ndarray  # int[G]: points won by the player who moved first (+/- 1, 2, 3)
     lengths: np.ndarray  # int[G]: plies
+    learned: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0, np.float32))  # float[G] or empty
 
 
 @njit(cache=True)
@@ -110,11 +116,58 @@ def ranked_pick(equity, off, explore, top, u):
     return out
 
 
-def _race_starts(p: float) -> float:
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"race_starts is a chance below 1 (games from the opening supply the race "
-                         f"positions); got {p}")
-    return float(p)
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    """How self-play plays: the one bundle of settings a pool, a local source and a Ray worker
+    take whole, checked once when it is made (ValueError). :meth:`of` reads it from a run's (or
+    a phase's) ``train`` section; built in code, its defaults are a plain pool's. What each
+    setting does is told in :class:`SelfPlayPool` and :class:`bgnet.train.config.TrainConfig`.
+
+    >>> SelfPlaySettings(explore_top=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: explore_top must be 0 (any move) or at least 2; got 1
+    """
+    parallel_games: int = 512  # games in flight in one pool
+    lam: float = 0.7
+    max_plies: int = 1000
+    epsilon: float = 0.0
+    explore_top: int = 0
+    bearoff: bool = False
+    move_filter: int = 0
+    race_starts: float = 0.0
+    search_target: float = 0.0  # read by the sources, which mix the 1-ply value into the targets
+
+    def __post_init__(self) -> None:
+        if self.parallel_games < 1 or self.max_plies < 1:
+            raise ValueError(f"a self-play pool needs at least one game of at least one ply; got "
+                             f"{self.parallel_games} games of up to {self.max_plies} plies")
+        if self.explore_top == 1 or self.explore_top < 0:
+            raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {self.explore_top}")
+        if not 0.0 <= self.race_starts < 1.0:
+            raise ValueError(f"race_starts is a chance below 1 (games from the opening supply the race "
+                             f"positions); got {self.race_starts}")
+        if self.move_filter < 0:
+            raise ValueError(f"move_filter is a number of moves (0: every move); got {self.move_filter}")
+        for name, chance in (("lam", self.lam), ("epsilon", self.epsilon), ("search_target", self.search_target)):
+            if not 0.0 <= chance <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1; got {chance}")
+        # One type for each number, whatever the caller gave: the compiled passes see one signature.
+        typed = {"parallel_games": int(self.parallel_games), "lam": float(self.lam),
+                 "max_plies": int(self.max_plies), "epsilon": float(self.epsilon),
+                 "explore_top": int(self.explore_top), "bearoff": bool(self.bearoff),
+                 "move_filter": int(self.move_filter), "race_starts": float(self.race_starts),
+                 "search_target": float(self.search_target)}
+        for name, value in typed.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, train: TrainConfig) -> SelfPlaySettings:
+        """The self-play settings of a run's (or a phase's) checked ``train`` section."""
+        return cls(parallel_games=train.parallel_games, lam=train.lam, max_plies=train.max_plies,
+                   epsilon=train.epsilon, explore_top=train.explore_top, bearoff=train.bearoff,
+                   move_filter=train.move_filter, race_starts=train.race_starts,
+                   search_target=train.search_target)
 
 
 def likely_points(probs: np.ndarray) -> int:
@@ -131,7 +184,11 @@ def likely_points(probs: np.ndarray) -> int:
 
 
 class SelfPlayPool:
-    """``n`` games in parallel, played by one value net (with optional ε-greedy exploration).
+    """``settings.parallel_games`` games in parallel (``n``), played by one value net (with
+    optional ε-greedy exploration), each of up to ``settings.max_plies`` plies. What the other
+    :class:`SelfPlaySettings` do:
+
+    ``lam``: the λ of the games' λ-returns.
 
     ``epsilon``: the chance that a move explores instead of playing the net's best:
     ``explore_top`` 0 draws any legal move, ``explore_top`` K > 1 one of the 2nd to K-th best
@@ -157,26 +214,18 @@ class SelfPlayPool:
     and lengths).
     """
 
-    def __init__(self, evaluator: NetEvaluator, n: int, rng: np.random.Generator,
-                 lam: float = 0.7, max_plies: int = 1000, epsilon: float = 0.0,
-                 bearoff: bool = False, move_filter: int = 0, explore_top: int = 0,
-                 race_starts: float = 0.0):
-        if explore_top == 1 or explore_top < 0:
-            raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {explore_top}")
-        self.explore_top = int(explore_top)
-        self.race_starts = _race_starts(race_starts)
+    def __init__(self, evaluator: NetEvaluator, settings: SelfPlaySettings, rng: np.random.Generator):
+        self.settings = settings
+        n, max_plies = settings.parallel_games, settings.max_plies
         self.races = np.empty((RACE_STARTS_KEPT, 2, 25), np.int8)
         self.races_seen = 0  # race positions met since the pool began (the first ones kept in order)
         self.ev = evaluator
-        self.filter = MoveFilter(evaluator, move_filter) if move_filter else None
-        self.bearoff = bool(bearoff)
-        evaluator.bearoff = self.bearoff  # the evaluator answers bear-offs as the pool asks
+        self.filter = MoveFilter(evaluator, settings.move_filter) if settings.move_filter else None
+        evaluator.bearoff = settings.bearoff  # the evaluator answers bear-offs as the pool asks
         self.bearoff_games = 0
-        self.lam = float(lam)
         self.n = n
         self.rng = rng
         self.max_plies = max_plies
-        self.epsilon = epsilon
         self.boards = np.empty((n, 2, 25), np.int8)
         self.ply = np.zeros(n, np.int64)
         self.hist = np.empty((n, max_plies + 1, 2, 25), np.int8)
@@ -193,7 +242,7 @@ class SelfPlayPool:
         # No draw at all without race starts, so that such runs keep the dice they always had;
         # none either until the pool has met as many races as it plays games, so that the first
         # few are not started from again and again.
-        if self.race_starts and kept >= self.n and self.rng.random() < self.race_starts:
+        if self.settings.race_starts and kept >= self.n and self.rng.random() < self.settings.race_starts:
             self.boards[i] = self.races[self.rng.integers(kept)]
             self.opening[i] = False
             self.raced[i] = True
@@ -213,19 +262,17 @@ class SelfPlayPool:
             self.races_seen += 1
         self.raced[new] = True
 
-    def configure(self, lam: float, epsilon: float, explore_top: int, move_filter: int,
-                  race_starts: float) -> None:
-        """New settings for the moves still to play (a recipe's next phase); the games in flight
-        go on. Their λ-returns use the new λ from here on, as every return is made at a game's end."""
-        if explore_top == 1 or explore_top < 0:
-            raise ValueError(f"explore_top must be 0 (any move) or at least 2; got {explore_top}")
-        self.lam, self.epsilon, self.explore_top = float(lam), float(epsilon), int(explore_top)
-        if race_starts and not self.race_starts:
+    def configure(self, settings: SelfPlaySettings) -> None:
+        """New settings for the moves still to play (a recipe's next phase): λ, exploration, the
+        move filter and race starts; the games in flight go on. Their λ-returns use the new λ
+        from here on, as every return is made at a game's end. The pool's size, ply limit and
+        bear-off rule are the pool's own (a phase cannot change them)."""
+        if settings.race_starts and not self.settings.race_starts:
             self.raced |= race_mask(self.boards)  # games already racing are no contact break
-        self.race_starts = _race_starts(race_starts)
-        keep = self.filter.keep if self.filter is not None else 0
-        if move_filter != keep:
-            self.filter = MoveFilter(self.ev, move_filter) if move_filter else None
+        if settings.move_filter != self.settings.move_filter:
+            self.filter = MoveFilter(self.ev, settings.move_filter) if settings.move_filter else None
+        self.settings = dataclasses.replace(settings, parallel_games=self.n, max_plies=self.max_plies,
+                                            bearoff=self.settings.bearoff)
 
     def state(self) -> dict:
         """The games in flight, as plain arrays (no generator: its owner saves it), so that a run
@@ -236,7 +283,7 @@ class SelfPlayPool:
         out = {"boards": self.boards.copy(), "ply": plies, "hist": self.hist[in_game],
                "values": self.values[with_value], "explored": self.explored[in_game],
                "need_value": bool(self._need_value), "bearoff_games": int(self.bearoff_games)}
-        if self.race_starts or self.races_seen:
+        if self.settings.race_starts or self.races_seen:
             out.update(opening=self.opening.copy(), raced=self.raced.copy(), races_seen=self.races_seen,
                        races=self.races[:min(self.races_seen, RACE_STARTS_KEPT)].copy())
         if self.filter is not None:
@@ -315,7 +362,7 @@ class SelfPlayPool:
         # on, a bear-off afterstate by the database: the mover's terminal target where there is
         # one (the greedy move's value when the game ended on an exploring move).
         finals = np.where(explored[:, None], greedy_probs, chosen_probs)
-        if self.bearoff:
+        if self.settings.bearoff:
             cut = (results == 0) & is_bearoff(chosen)
             if cut.any():
                 results = results.copy()
@@ -324,7 +371,7 @@ class SelfPlayPool:
         done = (results != 0) | (self.ply >= self.max_plies)
         finished = self._collect(np.flatnonzero(done), results, finals, chosen_probs)
         live = ~done
-        if self.race_starts:
+        if self.settings.race_starts:
             self._keep_races(nxt, live)
         self.boards[live] = nxt[live]
         self.values[idx[live], self.ply[live]] = nv[live]
@@ -342,12 +389,12 @@ class SelfPlayPool:
     def _explore(self, best: np.ndarray, equity: np.ndarray, off: np.ndarray):
         """The row each game plays (``best`` unless it explores, see the class docstring) and
         whether it explored (played a move other than ``best``)."""
-        if self.epsilon <= 0:
+        if self.settings.epsilon <= 0:
             return best, np.zeros(self.n, np.bool_)
-        explore = self.rng.random(self.n) < self.epsilon
+        explore = self.rng.random(self.n) < self.settings.epsilon
         u = self.rng.random(self.n)
-        if self.explore_top:
-            pick = ranked_pick(equity, off, explore, self.explore_top, u)
+        if self.settings.explore_top:
+            pick = ranked_pick(equity, off, explore, self.settings.explore_top, u)
         else:
             pick = off[:-1] + (u * (off[1:] - off[:-1])).astype(np.int64)
         played = np.where(explore & (pick >= 0), pick, best)
@@ -368,7 +415,7 @@ class SelfPlayPool:
             if points < 0:
                 points = likely_points(played[g])  # may be negative: the last mover likely loses
             out = np.empty((length, 5), np.float32)
-            lambda_returns(self.values[g], length, finals[g], self.lam, out, self.explored[g])
+            lambda_returns(self.values[g], length, finals[g], self.settings.lam, out, self.explored[g])
             boards.append(self.hist[g, :length].copy())
             targets.append(out)
             # The last mover made ply length-1; the first player moved at even plies.
