@@ -107,7 +107,9 @@ class PubevalBot(Bot):
 
     name = "pubeval"
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        self.check_fixed_ply(ply)
         boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         race = np.repeat(race_mask(boards), np.diff(offsets))

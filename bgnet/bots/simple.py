@@ -64,7 +64,9 @@ class RandomBot(Bot):
         self.rng = np.random.default_rng(seed)
         self.name = "random" if seed is None else f"random:{seed}"
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        self.check_fixed_ply(ply)
         boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         counts = np.diff(offsets)
@@ -88,7 +90,9 @@ class GreedyBot(Bot):
         self.value_fn = value_fn
         self.name = name
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        self.check_fixed_ply(ply)
         boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         values = np.asarray(self.value_fn(after), dtype=np.float64).reshape(-1)

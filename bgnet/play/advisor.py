@@ -13,7 +13,7 @@ eval``): :func:`bgnet.cube.decide_context` on its cubeless probabilities with it
 
 Where the cube and score are known (a context: the mover on roll), moves are chosen and ranked by
 the match's own measure (:mod:`bgnet.cube.checker`): cubeful equity at the score in a match (EMG,
-with the match winning chances beside it), cubeful money equity with the cube. ``cubeful=False``
+with the match winning chances beside it), cubeful money equity with the cube. ``cubeless_play``
 keeps the cubeless choice and ranking, as without a context.
 """
 from __future__ import annotations
@@ -37,11 +37,11 @@ class Advisor:
     judge came from, for the person at the table."""
 
     def __init__(self, bot: Bot, judge: Bot | None | Literal["auto"] = "auto", *,
-                 cubeful: bool = True):
+                 cubeless_play: bool = False):
         self.bot = bot
         self.note = ""
         self.judge = self._default_judge() if isinstance(judge, str) else judge
-        self.cubeful = bool(cubeful)
+        self.cubeless_play = bool(cubeless_play)
 
     def _default_judge(self) -> Bot | None:
         if self.bot.can_evaluate:
@@ -64,7 +64,7 @@ class Advisor:
     def context(self, ctx: MatchContext | None) -> MatchContext | None:
         """The context moves are chosen and ranked in: ``ctx``, or None (cubeless) when this
         advisor keeps the cubeless choice."""
-        return ctx if self.cubeful else None
+        return None if self.cubeless_play else ctx
 
     def measure(self, ctx: MatchContext | None):
         """The :class:`bgnet.cube.checker.MoveMeasure` of moves played in ``ctx`` (the mover on
@@ -82,11 +82,7 @@ class Advisor:
             return None
         boards = np.ascontiguousarray(board, np.int8)[None]
         dice = np.array([[d1, d2]], np.int64)
-        ctx = self.context(ctx)
-        if ctx is None:
-            after, steps = self.bot.choose_moves(boards, dice)
-        else:
-            after, steps = self.bot.choose_moves_with_cube(boards, dice, ctx)
+        after, steps = self.bot.choose_moves(boards, dice, self.context(ctx))
         return after[0], steps_of(steps[0])
 
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int,

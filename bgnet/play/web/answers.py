@@ -14,7 +14,7 @@ equity at the score in a match (EMG, the match winning chances beside it), cubef
 with the cube; answers name the measure (``ranked_by``), say why it is that one
 (``ranked_by_why``: a bare Position ID carries no cube and an XGID always does, so the same
 position ranks differently in the two spellings) and keep the cubeless equity beside it.
-Without them, or for a server started with ``cubeful=False``, moves rank by cubeless equity.
+Without them, or for a server started with ``cubeless_play``, moves rank by cubeless equity.
 """
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ MAX_PLY = 2  # net bots search at 0, 1 or 2 ply
 class Answers:
     """The bot's answers; ``default_ply`` is the search depth used when a request names none."""
 
-    def __init__(self, bot, default_ply: int | None = None, cubeful: bool = True):
+    def __init__(self, bot, default_ply: int | None = None, cubeless_play: bool = False):
         self.bot = bot
-        self.advisor = Advisor(bot, cubeful=cubeful)
+        self.advisor = Advisor(bot, cubeless_play=cubeless_play)
         self.default_ply = default_ply
         self.searches = bot.searches  # net bots: a ply per request
 
@@ -151,7 +151,7 @@ class Answers:
         """Why the moves are ranked by :meth:`ranked_by`: what of the cube and score the request
         gave, and what another spelling of the same position would give (a bare Position ID
         carries neither, an XGID always carries both)."""
-        if not self.advisor.cubeful:
+        if self.advisor.cubeless_play:
             return ("this server ranks checker plays by cubeless money equity whatever the cube "
                     "and score (it was started with cubeful play off)")
         if ctx is None:
