@@ -191,15 +191,12 @@ class Judge:
         if self.ply not in bot.plies:
             raise ValueError(f"{bot.name} evaluates at {', '.join(map(str, bot.plies))} ply; "
                              f"it cannot judge at {self.ply}-ply")
-        with_cache = getattr(bot, "with_cache", None) if cache and self.ply > 0 else None
-        self.searcher: Bot = with_cache() if with_cache is not None else bot
+        self.searcher: Bot = bot.with_cache() if cache and self.ply > 0 else bot
 
     def new_game(self) -> None:
         """A game begins: forget the afterstates the search kept (they seldom recur in another
         game, and a game's figures then never depend on the games judged before it)."""
-        clear = getattr(self.searcher, "clear_cache", None)
-        if clear is not None:
-            clear()
+        self.searcher.clear_cache()
 
     def _after_probs(self, after: np.ndarray, ply: int) -> np.ndarray:
         return np.asarray(self.searcher.afterstate_probabilities(after, ply), np.float64)

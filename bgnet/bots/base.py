@@ -338,5 +338,13 @@ class Bot:
 
         return mover_probabilities(after, opponent, np.float64)
 
+    def with_cache(self, max_entries: int | None = None) -> Bot:
+        """This bot with the values its searches meet kept and read back (net bots:
+        :meth:`bgnet.bots.net.NetBot.with_cache`); the bot itself where it keeps none."""
+        return self
+
+    def clear_cache(self) -> None:
+        """Forget what :meth:`with_cache` kept (nothing, for a bot that keeps nothing)."""
+
     def close(self) -> None:
         """Release resources (processes, sessions)."""

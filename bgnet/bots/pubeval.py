@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
-from bgnet.bots.simple import as_batch, segment_argmax
+from bgnet.bots.search import segment_argmax
+from bgnet.bots.simple import as_batch
 from bgnet.engine.board import race_mask
 from bgnet.engine.movegen import generate_batch
 

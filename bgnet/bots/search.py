@@ -1,5 +1,7 @@
 """The one search: every ranking of moves in bgnet (a net bot's choice and hints, the advisor, the
-web answers, the analysis judge, the candidates of a rollout) comes from here.
+web answers, UBGI, the analysis judge and its candidates, the candidates of a rollout and of
+distillation) comes from here, and a ranked move's figures (:meth:`RankedMove.figures`) are
+worked out here alone.
 
 Layers, each built on the one below it, in the manner of an evaluator trait with the search
 wrapped around it:
@@ -15,7 +17,8 @@ wrapped around it:
   its probabilities, cubeless equity, and its value by the match's own measure
   (:mod:`bgnet.cube.checker`);
 * :func:`choose_afterstates` -- a searching bot's move in many positions at once (one evaluator
-  call at 0-ply, a compiled argmax per position; deeper, :func:`rank_afterstates` each);
+  call at 0-ply, a compiled argmax per position, :func:`segment_argmax`; deeper,
+  :func:`rank_afterstates` each);
 * :func:`filtered_candidates` -- the move filter's candidates of many positions at 0-ply (what
   distillation values deeper); :func:`best_first` -- values in the order every ranking uses.
 
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from numba import njit
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.engine.board import unique_boards
@@ -109,12 +113,37 @@ class Ranker(Protocol):
 
 
 @dataclass(frozen=True)
+class Figure:
+    """One figure of a ranked move: ``key`` (``mwc``, ``emg``, ``cubeful`` or ``equity``, the
+    words of UBGI's ``info`` line), ``label`` (as GNU Backgammon and XG label it) and ``value``
+    (match winning chances as a fraction, equities per unit of the cube)."""
+
+    key: str
+    label: str
+    value: float
+
+    def text(self, places: int = 3) -> str:
+        """The label and the value: ``MWC 55.10%``, ``EMG +0.123``.
+
+        >>> Figure("mwc", "MWC", 0.551).text(), Figure("emg", "EMG", 0.1234).text()
+        ('MWC 55.10%', 'EMG +0.123')
+        """
+        if self.key == "mwc":
+            return f"{self.label} {100 * self.value:.{places - 1}f}%"
+        return f"{self.label} {self.value:+.{places}f}"
+
+
+@dataclass(frozen=True)
 class RankedMove:
     """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, the
     mover's cubeless probabilities and cubeless money equity after it, and its ``value`` by the
     measure the moves are ranked by (:func:`bgnet.cube.checker.describe` names it; the cubeless
-    equity again without a cube), with the match winning chances it leaves in a match (``mwc``).
-    The figures are None where nothing values the moves."""
+    equity again without a cube, ``cubeless``), with the match winning chances it leaves in a
+    match (``mwc``). The figures are None where nothing values the moves.
+
+    It is what every front end shows (the terminal's hints, the web answers and the page's
+    hints, UBGI's ``info`` line): :meth:`figures` is the one place that says which figures a
+    move has and how they are labelled."""
 
     notation: str
     steps: tuple[tuple[int, int], ...]
@@ -123,6 +152,64 @@ class RankedMove:
     equity: float | None = None
     value: float | None = None
     mwc: float | None = None
+    cubeless: bool = True
+
+    @property
+    def cubeful(self) -> float | None:
+        """The value by a measure with the cube (cubeful money equity, or EMG in a match);
+        None where the moves are valued cubelessly or not at all."""
+        return None if self.cubeless else self.value
+
+    def figures(self) -> tuple[Figure, ...]:
+        """The move's figures, labelled as GNU Backgammon and XG label them: in a match its match
+        winning chances (MWC) and their equity at the score (EMG), with the cubeless money
+        equity beside them; in money play with the cube its cubeful equity, the cubeless one
+        beside it; in cubeless play its equity (cubeless). None without values.
+
+        >>> m = RankedMove("8/5 6/5", ((8, 5), (6, 5)), np.zeros((2, 25)), None, 0.1, 0.2, 0.6,
+        ...                cubeless=False)
+        >>> "  ".join(f.text() for f in m.figures())
+        'MWC 60.00%  EMG +0.200  cubeless equity +0.100'
+        """
+        if self.value is None or self.equity is None:
+            return ()
+        if self.cubeless:
+            return (Figure("equity", "equity (cubeless)", self.equity),)
+        if self.mwc is not None:
+            return (Figure("mwc", "MWC", self.mwc), Figure("emg", "EMG", self.value),
+                    Figure("equity", "cubeless equity", self.equity))
+        return (Figure("cubeful", "cubeful equity", self.value),
+                Figure("equity", "cubeless equity", self.equity))
+
+    def ranked_by(self) -> str:
+        """What moves valued as this one are ranked by, in the words its figures are labelled
+        with ("" without values)."""
+        if self.value is None:
+            return ""
+        if self.cubeless:
+            return "equity (cubeless)"
+        if self.mwc is not None:
+            return "MWC (match winning chances) and EMG (equity at the score)"
+        return "cubeful equity"
+
+
+@njit(cache=True)
+def segment_argmax(values, offsets):
+    """Row index of the largest value inside each segment ``offsets[n]:offsets[n + 1]``.
+
+    Ties go to the first row, so the choice is reproducible. Every segment must be non-empty
+    (``generate_batch`` guarantees it: a position with no legal move has one row, itself).
+    """
+    n = offsets.shape[0] - 1
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        lo, hi = offsets[i], offsets[i + 1]
+        best = lo
+        for r in range(lo + 1, hi):
+            if values[r] > values[best]:
+                best = r
+        out[i] = best
+    return out
 
 
 def best_first(values) -> list[int]:
@@ -240,7 +327,8 @@ def rank_moves(bot: Ranker, board: np.ndarray, d1: int, d2: int, ply: int | None
     values = measure.values(probs, after)
     return [RankedMove(format_move(steps[j], board), steps_of(steps[j]), after[j],
                        tuple(float(x) for x in probs[j]), float(money_equity(probs[j])),
-                       float(values[j]), measure.to_mwc(float(values[j]))) for j in order]
+                       float(values[j]), measure.to_mwc(float(values[j])), measure.cubeless)
+            for j in order]
 
 
 def steps_of(raw) -> tuple[tuple[int, int], ...]:
@@ -259,8 +347,6 @@ def choose_afterstates(bot: Ranker, boards: np.ndarray, dice: np.ndarray, ply: i
     :func:`rank_afterstates` and its move filter. Moves are ranked by the bot's
     :meth:`~bgnet.bots.base.Bot.move_measure` of ``contexts`` (cubeless money equity where it
     gives none)."""
-    from bgnet.bots.simple import segment_argmax  # simple needs the Bot base, which needs this
-
     boards = np.ascontiguousarray(boards, np.int8)
     dice = np.ascontiguousarray(dice, np.int64)
     after, steps, off = generate_batch(boards, dice)
@@ -324,8 +410,6 @@ def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray):
     evaluated once, and each from its position's first layer where ``ev`` can
     (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
     (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
-    from bgnet.bots.simple import segment_argmax  # simple needs the Bot base, which needs this
-
     _, after, off = roll_afterstates(boards)
     parent_of = parent_rows(off, len(ROLLS))
     if getattr(ev, "keeps_values", False):

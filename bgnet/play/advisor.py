@@ -1,6 +1,9 @@
 """A bot at the table: its moves, its ranking of every move, and its cube and resignation answers.
 
-:class:`Advisor` wraps any :class:`~bgnet.bots.base.Bot`. Moves are always the bot's own. Hints,
+:class:`Advisor` wraps any :class:`~bgnet.bots.base.Bot`. Moves are always the bot's own;
+:meth:`Advisor.moves` is the one place that tells a bot that ranks its moves itself (it searches)
+from one that only chooses, for every front end (the web answers, UBGI), and gives them as
+:class:`~bgnet.bots.search.RankedMove` objects, whose figures are worked out in one place. Hints,
 cube decisions and answers to resignations need probabilities: they come from the bot itself
 when it can evaluate positions (net bots, ``gnubg:N``), otherwise from a *judge*, GNU
 Backgammon's 0-ply net when ``gnubg_nn`` is installed (pubeval and the random bot only choose
@@ -29,6 +32,10 @@ from bgnet.engine.notation import format_move
 from bgnet.engine.state import MatchContext
 from bgnet.nn.probs import equity as money_equity
 from bgnet.nn.probs import flip
+
+
+class MatchStateError(ValueError):
+    """Moves cannot be ranked in this match state (a score or cube no measure can value)."""
 
 
 class Advisor:
@@ -68,11 +75,15 @@ class Advisor:
 
     def measure(self, ctx: MatchContext | None):
         """The :class:`bgnet.cube.checker.MoveMeasure` of moves played in ``ctx`` (the mover on
-        roll; None: cubeless), with the judge's cube settings."""
+        roll; None: cubeless), with the judge's cube settings; :class:`MatchStateError` where
+        no measure can value them."""
         from bgnet.cube.checker import measure_for
 
         met, efficiency = (self.judge or self.bot).cube_settings()
-        return measure_for(self.context(ctx), met, efficiency)
+        try:
+            return measure_for(self.context(ctx), met, efficiency)
+        except ValueError as e:
+            raise MatchStateError(str(e)) from None
 
     def choose(self, board: np.ndarray, d1: int, d2: int,
                ctx: MatchContext | None = None) -> tuple[np.ndarray, tuple] | None:
@@ -84,6 +95,33 @@ class Advisor:
         dice = np.array([[d1, d2]], np.int64)
         after, steps = self.bot.choose_moves(boards, dice, self.context(ctx))
         return after[0], steps_of(steps[0])
+
+    def moves(self, board: np.ndarray, d1: int, d2: int, ctx: MatchContext | None = None, *,
+              ply: int | None = None, limit: int | None = None,
+              best_only: bool = False) -> list[RankedMove]:
+        """The bot's moves, its own choice first; empty when no move is legal. With ``ctx`` (the
+        mover on roll) moves are chosen and ranked by the match's own measure.
+
+        A bot that searches ranks every move itself, at ``ply`` (None: its own depth), by the
+        one search (:func:`bgnet.bots.search.rank_moves`; ``limit``: its best ``limit`` are all
+        valued at ``ply``). Another bot only chooses its move: it comes first, and the judge
+        (:meth:`ranked_moves`) gives every move its figures and the others their order; with
+        ``best_only`` the bot's move alone is given, without figures (nothing is ranked). A match
+        state no measure can value is refused (:class:`MatchStateError`) before the bot is
+        asked."""
+        measure = self.measure(ctx) if self.bot.searches or not best_only else None
+        if self.bot.searches:
+            return rank_moves(self.bot, board, d1, d2, ply, self.context(ctx),
+                              measure=measure, limit=limit)
+        choice = self.choose(board, d1, d2, ctx)
+        if choice is None:
+            return []
+        chosen, steps = choice
+        if best_only:
+            return [RankedMove(format_move(steps, board), steps, chosen)]
+        moves = self.ranked_moves(board, d1, d2, ctx)
+        moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
+        return moves
 
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int,
                      ctx: MatchContext | None = None) -> list[RankedMove]:
@@ -156,4 +194,4 @@ def most_possible(loser_board: np.ndarray) -> int:
     return 3 if int(side[18:25].sum()) else 2
 
 
-__all__ = ["Advisor", "most_possible"]
+__all__ = ["Advisor", "MatchStateError", "most_possible"]

@@ -400,25 +400,12 @@ class UbgiEngine:
         d1, d2 = self.dice
         ctx = self.context()
         start = time.perf_counter()
-        searches = self.advisor.judge is self.bot and self.bot.searches
-        ranked = self.advisor.ranked_moves(board, d1, d2, ctx) if searches else None
-        best = None
-        if ranked is not None:
-            steps = ranked[0].steps if ranked else ()
-            best = ranked[0] if ranked else None
-        else:
-            choice = self.advisor.choose(board, d1, d2, ctx)
-            steps = choice[1] if choice is not None else ()
+        moves = self.advisor.moves(board, d1, d2, ctx, best_only=True)
         ms = 1000 * (time.perf_counter() - start)
-        move = move_words(steps)
+        move = move_words(moves[0].steps if moves else ())
         info = f"info role chequer time {ms:.0f}"
-        if best is not None and best.value is not None:
-            if self.advisor.context(ctx) is None:
-                info += f" equity {best.equity:+.4f}"
-            elif best.mwc is not None:
-                info += f" mwc {best.mwc:.4f} emg {best.value:+.4f} equity {best.equity:+.4f}"
-            else:
-                info += f" cubeful {best.value:+.4f} equity {best.equity:+.4f}"
+        for f in moves[0].figures() if moves else ():
+            info += f" {f.key} {f.value:.4f}" if f.key == "mwc" else f" {f.key} {f.value:+.4f}"
         return [f"{info} pv {move}", f"bestmove {move}"]
 
     def _cube(self, board: np.ndarray) -> list[str]:

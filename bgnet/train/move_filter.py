@@ -27,8 +27,7 @@ import numpy as np
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.gnubg_bots import money_equity
-from bgnet.bots.search import mean_over_rolls, roll_afterstates
-from bgnet.bots.simple import segment_argmax
+from bgnet.bots.search import mean_over_rolls, roll_afterstates, segment_argmax
 from bgnet.nn.encode import race_mask
 from bgnet.nn.probs import flip
 
