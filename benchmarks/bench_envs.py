@@ -177,10 +177,10 @@ class Recording:
         self.bot, self.boards, self.dice = bot, [], []
         self.name = bot.name
 
-    def choose_moves(self, boards, dice):
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
         self.boards.append(np.array(boards))
         self.dice.append(np.array(dice))
-        return self.bot.choose_moves(boards, dice)
+        return self.bot.choose_moves(boards, dice, contexts, ply)
 
     def close(self):
         self.bot.close()

@@ -113,14 +113,14 @@ def test_checker_plays_are_judged_by_the_measure_the_player_faced(bot):
     at the score; its cubeless choices in the same matches do cost match equity."""
     from bgnet.measure.cube_play import play_matches
 
-    def errors(cubeful_play: bool) -> list[float]:
+    def errors(cubeless_play: bool) -> list[float]:
         played = play_matches(bot, bot, 5, 3, seed=4, progress=False, keep_records=True,
-                              cubeful_play=cubeful_play)
+                              cubeless_play=cubeless_play)
         return [p.checker_error for r in played.records
                 for p in analyse_record(r, Judge(bot)).players]
 
-    assert errors(True) == pytest.approx([0.0] * 6, abs=1e-9)
-    assert sum(errors(False)) > 0.0
+    assert errors(False) == pytest.approx([0.0] * 6, abs=1e-9)
+    assert sum(errors(True)) > 0.0
 
 
 @needs_bot
@@ -146,7 +146,7 @@ def test_a_cubeless_session_is_judged_by_cubeless_equity_with_cubeless_play(tmp_
     d = moves[0]
     board = board_from_position_id(d.position_id)
     after, steps = generate(board, *d.dice)
-    values = equity(bot.eval.afterstates(after))
+    values = equity(bot.evaluator.afterstates(after))
     best = int(np.argmax(values))
     assert format_move(steps[best], board) == d.best
     assert d.best_equity == pytest.approx(float(values[best]), abs=1e-6)

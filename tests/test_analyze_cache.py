@@ -106,10 +106,10 @@ def test_the_table_reads_back_what_was_written_grows_and_empties_when_full():
 @needs_bot
 def test_a_cached_evaluator_answers_as_the_evaluator_does():
     bot = load_bot(str(default_bot_path()))
-    cached = CachedEvaluator(bot.eval)
+    cached = CachedEvaluator(bot.evaluator)
     boards = _boards(30, seed=5)
     after, parent_of = _afterstates(boards)
-    plain = bot.eval.afterstates(after, boards, parent_of)
+    plain = bot.evaluator.afterstates(after, boards, parent_of)
     got = cached.afterstates(after, boards, parent_of)
     # Repeats in the batch (the same afterstate from two positions) take the first one's values,
     # made from its own position's first layer: equal to float32 rounding.
@@ -117,11 +117,11 @@ def test_a_cached_evaluator_answers_as_the_evaluator_does():
     assert cached.asked == len(after) and cached.valued == len({position_id(a) for a in after})
     assert np.array_equal(cached.afterstates(after[::-1]), got[::-1])  # read back as it was
     assert cached.valued == len({position_id(a) for a in after})
-    assert np.array_equal(cached.positions(boards), bot.eval.positions(boards))
+    assert np.array_equal(cached.positions(boards), bot.evaluator.positions(boards))
     # Finished games and bear-offs come through as the evaluator gives them.
     done = np.zeros((1, 2, 25), np.int8)
     done[0, 0, 5] = 15
-    assert np.array_equal(cached.afterstates(done), bot.eval.afterstates(done))
+    assert np.array_equal(cached.afterstates(done), bot.evaluator.afterstates(done))
     # A board the evaluator refuses leaves nothing half-entered behind.
     bad = after[:2].copy()
     bad[1, 1, 3] = 40
@@ -172,7 +172,7 @@ def test_a_cached_analysis_gives_the_figures_of_the_plain_one(tmp_path, ply):
     assert cached.searcher is not bot
     a = analyse_record(record, cached, "m.mat")
     b = analyse_record(record, Judge(bot, ply, cache=False), "m.mat")
-    evaluator = cached.searcher.eval
+    evaluator = cached.searcher.evaluator
     # The searches met afterstates again (here, in random play, at 2-ply over a quarter).
     assert evaluator.valued < (0.8 if ply == 2 else 0.95) * evaluator.asked
     assert len(a.decisions) == len(b.decisions) > 20

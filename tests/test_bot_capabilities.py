@@ -17,7 +17,7 @@ class Even(Bot):
 
     name = "even"
 
-    def choose_moves(self, boards, dice):
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
         return RandomBot(0).choose_moves(boards, dice)
 
     def evaluate(self, boards):
@@ -45,7 +45,7 @@ def net_bot():
 
 def test_the_base_bot_states_it_can_do_nothing_but_choose_moves():
     bot = RandomBot(1)
-    assert (bot.can_evaluate, bot.plies, bot.searches, bot.ply, bot.eval) == (False, (), False, None, None)
+    assert (bot.can_evaluate, bot.plies, bot.searches, bot.ply, bot.evaluator) == (False, (), False, None, None)
     assert dict(bot.meta) == {} and bot.name == "random:1"
     assert Quiet.can_evaluate is False  # a class's own word wins over the default
     assert Even.can_evaluate is True and Even().plies == ()  # defining evaluate says it evaluates
@@ -53,7 +53,7 @@ def test_the_base_bot_states_it_can_do_nothing_but_choose_moves():
 
 def test_net_bots_state_their_depths_and_search(net_bot):
     assert net_bot.can_evaluate and net_bot.searches and net_bot.plies == (0, 1, 2)
-    assert net_bot.ply == 1 and net_bot.eval is not None
+    assert net_bot.ply == 1 and net_bot.evaluator is not None
 
 
 def test_afterstate_probabilities_are_built_on_evaluate():
@@ -69,7 +69,7 @@ def test_a_net_bot_s_afterstates_at_each_depth_are_its_search_s(net_bot):
     board = start_position()
     after, _ = generate(board, 6, 5)
     zero = net_bot.afterstate_probabilities(after, 0)
-    assert np.allclose(zero, net_bot.eval.afterstates(after), atol=1e-6)
+    assert np.allclose(zero, net_bot.evaluator.afterstates(after), atol=1e-6)
     assert np.allclose(net_bot.afterstate_probabilities(after, 0, parents=board), zero, atol=1e-5)
     one = net_bot.afterstate_probabilities(after, 1)
     opp = np.ascontiguousarray(after[:, ::-1])
@@ -82,7 +82,7 @@ def test_gnubg_states_its_depths_but_chooses_its_own_moves():
     from bgnet.bots.gnubg_bots import GnubgBot
 
     bot = GnubgBot(1)
-    assert bot.can_evaluate and not bot.searches and bot.plies == (0, 1, 2, 3) and bot.eval is None
+    assert bot.can_evaluate and not bot.searches and bot.plies == (0, 1, 2, 3) and bot.evaluator is None
     b = start_position()[None]
     assert bot.evaluate(b, 0).shape == bot.evaluate(b).shape == (1, 5)
     after, _ = bot.choose_moves(np.repeat(b, 2, axis=0), np.array([[3, 1], [6, 5]]), ply=0)

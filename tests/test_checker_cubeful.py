@@ -25,6 +25,7 @@ import pytest
 from conftest import selfplay_positions
 
 import bgnet
+from bgnet.bots.search import rank_moves
 from bgnet.cube.checker import MoveMeasure, describe, measure_for, reference_value
 from bgnet.engine import legal_moves
 from bgnet.engine.board import swap
@@ -136,7 +137,7 @@ def test_without_a_cube_the_measure_is_cubeless_money_equity(afterstates):
     probs = random_probs(np.random.default_rng(6), 40)
     after = afterstates[:40]
     want = cubeless_equity(probs)
-    for measure in (measure_for(None), measure_for(match(3, 5), cubeful=False)):
+    for measure in (measure_for(None), measure_for(match(3, 5), cubeless_play=True)):
         assert measure.cubeless
         np.testing.assert_allclose(measure.values(probs, after), want, atol=1e-12)
     assert not measure_for(money()).cubeless and not measure_for(match(3, 5)).cubeless
@@ -154,7 +155,7 @@ def test_bad_contexts_are_refused():
 def test_describe_names_the_measure():
     assert "EMG" in describe(match(2, 4)) and "MWC" in describe(match(2, 4))
     assert describe(money(2, OPP)) == "cubeful money equity"
-    assert describe(None) == describe(match(2, 4), cubeful=False) == "cubeless money equity"
+    assert describe(None) == describe(match(2, 4), cubeless_play=True) == "cubeless money equity"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -191,10 +192,10 @@ def _chosen_value(bot, board, d1, d2, ctx, value_of) -> tuple[float, float, bool
     """(the hand value of the bot's choice in ``ctx``, the best hand value among the legal moves,
     whether the cubeless choice differs): the bot's 0-ply probabilities of each move are valued by
     ``value_of``, the mover's probabilities in, a number out."""
-    ranked = bot.ranked_moves(board, d1, d2, ply=0)
-    values = {a.tobytes(): value_of(p) for a, _, p in ranked}
-    chosen = bot.choose_moves_with_cube(board[None], np.array([[d1, d2]]), ctx)[0][0]
-    cubeless = ranked[0][0]
+    ranked = rank_moves(bot, board, d1, d2, ply=0)
+    values = {m.after.tobytes(): value_of(m.probabilities) for m in ranked}
+    chosen = bot.choose_moves(board[None], np.array([[d1, d2]]), ctx)[0][0]
+    cubeless = ranked[0].after
     return values[chosen.tobytes()], max(values.values()), not np.array_equal(chosen, cubeless)
 
 
@@ -221,7 +222,7 @@ def test_every_path_of_the_bot_makes_the_same_cubeful_choice(bot, positions):
     boards = np.array([b for b, _, _ in sample])
     dice = np.array([(d1, d2) for _, d1, d2 in sample])
     per_position = [ctxs[i % len(ctxs)] for i in range(len(sample))]
-    batch = bot.choose_moves_with_cube(boards, dice, per_position)[0]
+    batch = bot.choose_moves(boards, dice, per_position)[0]
     cubeless = bot.choose_moves(boards, dice)[0]
     assert any(not np.array_equal(a, b) for a, b in zip(batch, cubeless))
     for (board, d1, d2), ctx, after in zip(sample, per_position, batch):
@@ -232,24 +233,24 @@ def test_every_path_of_the_bot_makes_the_same_cubeful_choice(bot, positions):
 
 def test_cubeless_play_keeps_the_old_choice(positions):
     plain = bgnet.load_bot()
-    plain.cubeful_play = False
+    plain.cubeless_play = True
     boards = np.array([b for b, _, _ in positions[:100]])
     dice = np.array([(d1, d2) for _, d1, d2 in positions[:100]])
-    np.testing.assert_array_equal(plain.choose_moves_with_cube(boards, dice, match(1, 1))[0],
+    np.testing.assert_array_equal(plain.choose_moves(boards, dice, match(1, 1))[0],
                                   plain.choose_moves(boards, dice)[0])
 
 
 def _choices(bot, positions, ctx) -> np.ndarray:
     boards = np.array([b for b, _, _ in positions])
     dice = np.array([(d1, d2) for _, d1, d2 in positions])
-    return bot.choose_moves_with_cube(boards, dice, ctx)[0]
+    return bot.choose_moves(boards, dice, ctx)[0]
 
 
 def _best_by_the_slow_way(bot, board, d1, d2, ctx) -> list[np.ndarray]:
     """The afterstates with the best :func:`reference_value` (ties: all of them)."""
-    ranked = bot.ranked_moves(board, d1, d2, ply=0)
-    values = np.array([reference_value(p, ctx, a) for a, _, p in ranked])
-    return [a for (a, _, _), v in zip(ranked, values) if v >= values.max() - 1e-9]
+    ranked = rank_moves(bot, board, d1, d2, ply=0)
+    values = np.array([reference_value(np.array(m.probabilities), ctx, m.after) for m in ranked])
+    return [m.after for m, v in zip(ranked, values) if v >= values.max() - 1e-9]
 
 
 @pytest.mark.parametrize("owned", [money(2, OPP), money(2, ME), match(4, 5, 2, OPP)],
@@ -342,11 +343,11 @@ def test_the_one_call_choice_values_moves_as_the_measure_does(bot, positions):
     answered = differ = 0
     for k, (board, d1, d2) in enumerate(positions[:240]):
         ctx = contexts[k % len(contexts)]
-        fused = choose_zero_ply(bot.eval, board, d1, d2, bot.move_measure(ctx))
+        fused = choose_zero_ply(bot.evaluator, board, d1, d2, bot.move_measure(ctx))
         if fused is None:
             continue  # a pass, or a case left to the general path
         answered += 1
         want = bot.choose_moves(board[None], np.array([[d1, d2]]), contexts=ctx)[0][0]
         assert np.array_equal(fused[0], want), (position_id(board), d1, d2, ctx)
-        differ += not np.array_equal(fused[0], choose_zero_ply(bot.eval, board, d1, d2)[0])
+        differ += not np.array_equal(fused[0], choose_zero_ply(bot.evaluator, board, d1, d2)[0])
     assert answered > 200 and differ > 0

@@ -545,7 +545,7 @@ def test_exported_bot_plays_without_torch(exported):
         ev = bot.evaluate_position(sys.argv[2]).as_dict()
         cube = bot.cube_decision(sys.argv[2], sys.argv[3]).action
         print(json.dumps({"move": move, "equity": ev["equity"], "cube": cube,
-                          "torch": "torch" in sys.modules, "compiled": bot.eval.fast is not None}))
+                          "torch": "torch" in sys.modules, "compiled": bot.evaluator.fast is not None}))
     """)
     _, _, path = exported["split"]
     run = subprocess.run([sys.executable, "-c", script, str(path), OPENING, MONEY],
@@ -573,7 +573,7 @@ def test_best_move_is_the_best_legal_move(bot, sample):
         assert (text, nxt) in moves
         # 0-ply: no legal move has a higher equity for the mover than the one played.
         after = np.stack([board_from_position_id(m[1])[::-1] for m in moves])  # the mover's view
-        p = bot.eval.afterstates(after)
+        p = bot.evaluator.afterstates(after)
         eq = 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
         assert eq[[m[1] for m in moves].index(nxt)] == pytest.approx(eq.max(), abs=1e-6)
 
@@ -615,7 +615,7 @@ def test_one_ply_evaluation_averages_the_best_replies(bot):
     for a in range(1, 7):
         for b in range(a, 7):
             after, _ = generate(board, a, b)
-            p = bot.eval.afterstates(after)
+            p = bot.evaluator.afterstates(after)
             eq = 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
             expected += (1 if a == b else 2) / 36 * p[int(np.argmax(eq))]
     got = bot.evaluate_position("4HPwATDgc/ABMA", ply=1)

@@ -33,9 +33,9 @@ class Recorder(Bot):
     def __init__(self, bot: Bot):
         self.bot, self.name, self.seen = bot, bot.name, []
 
-    def choose_moves(self, boards, dice):
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
         self.seen += [(b.tobytes(), tuple(sorted(d.tolist()))) for b, d in zip(boards, dice)]
-        return self.bot.choose_moves(boards, dice)
+        return self.bot.choose_moves(boards, dice, contexts, ply)
 
 
 def test_dice_sequences_are_reproducible_and_openings_never_tie():

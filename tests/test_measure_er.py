@@ -65,7 +65,7 @@ def test_an_illegal_move_is_reported():
     class Cheat(Bot):
         name = "cheat"
 
-        def choose_moves(self, boards, dice):
+        def choose_moves(self, boards, dice, contexts=None, ply=None):
             return boards.copy(), np.full((len(boards), 4, 2), -1, np.int8)
 
     with pytest.raises(RuntimeError, match="cheat played a move that is not legal"):

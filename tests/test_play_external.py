@@ -369,7 +369,7 @@ def test_moves_are_chosen_at_the_score_and_cube_of_the_line():
 
     bot = bgnet.load_bot()
     cubeful = ExternalPlayer(Advisor(bot))
-    cubeless = ExternalPlayer(Advisor(bot, cubeful=False))
+    cubeless = ExternalPlayer(Advisor(bot, cubeless_play=True))
     boards, dice = sample_positions(60, seed=6, every=3)
     changed = 0
     for board, (d1, d2) in zip(boards, dice):
@@ -379,7 +379,7 @@ def test_moves_are_chosen_at_the_score_and_cube_of_the_line():
         sides = {0: board[0], 1: board[1]}  # player 1 on roll
         line = gnubg_line(sides, 1, dice=(d1, d2), score=(4, 4), length=5)
         ctx = MatchContext(match_length=5, score=(4, 4), player_on_roll=1, turn=1)
-        want = _text(bot.choose_moves_with_cube(board[None], np.array([[d1, d2]]), ctx)[1][0])
+        want = _text(bot.choose_moves(board[None], np.array([[d1, d2]]), ctx)[1][0])
         plain = _text(bot.choose_moves(board[None], np.array([[d1, d2]]))[1][0])
         assert cubeful.answer(line) == want
         assert cubeless.answer(line) == plain

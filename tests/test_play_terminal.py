@@ -530,10 +530,10 @@ def test_the_bot_moves_by_the_match_s_own_measure(net_bot):
     for board in boards[:80]:
         d1, d2 = (int(x) for x in rng.integers(1, 7, 2))
         got = Advisor(net_bot).choose(board, d1, d2, dmp)
-        plain = Advisor(net_bot, cubeful=False).choose(board, d1, d2, dmp)
+        plain = Advisor(net_bot, cubeless_play=True).choose(board, d1, d2, dmp)
         if got is None:
             continue
-        want = net_bot.choose_moves_with_cube(board[None], np.array([[d1, d2]]), dmp)[0][0]
+        want = net_bot.choose_moves(board[None], np.array([[d1, d2]]), dmp)[0][0]
         assert np.array_equal(got[0], want)
         assert np.array_equal(plain[0], net_bot.choose_moves(board[None], np.array([[d1, d2]]))[0][0])
         changed += not np.array_equal(got[0], plain[0])
@@ -596,7 +596,7 @@ def test_a_money_hint_shows_cubeful_equity_and_a_cubeless_one_shows_equity_cubel
     for m, got in zip(ranked, shown):
         assert got.group(1).strip() == m.notation
         assert (float(got.group(2)), float(got.group(3))) == pytest.approx((m.value, m.equity), abs=6e-4)
-    plain = Advisor(net_bot, cubeful=False)
+    plain = Advisor(net_bot, cubeless_play=True)
     lines, game = _first_hint(plain, match_length=5, seed=2)
     assert "ranked by equity (cubeless)" in lines[0] and "MWC" not in "".join(lines)
     ranked = plain.ranked_moves(game.board, *game.dice, game.context())

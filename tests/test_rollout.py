@@ -22,6 +22,7 @@ from bgnet.analyze.rollout import (
 )
 from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots import default_bot_path, load_bot
+from bgnet.bots.search import rank_moves
 from bgnet.engine.board import start_position
 from bgnet.engine.sampling import sample_positions
 from bgnet.formats.match_id import match_id
@@ -246,11 +247,11 @@ class CountingBot:
 
     def __init__(self, bot):
         self.inner, self.batches = bot, []
-        self.eval, self.ply, self.name = bot.eval, bot.ply, bot.name
+        self.evaluator, self.ply, self.name = bot.evaluator, bot.ply, bot.name
 
-    def choose_moves(self, boards, dice):
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
         self.batches.append(len(boards))
-        return self.inner.choose_moves(boards, dice)
+        return self.inner.choose_moves(boards, dice, contexts, ply)
 
 
 def test_trials_start_in_a_window_and_progress_shows_from_the_first_ply(bot):
@@ -317,13 +318,9 @@ class _Recorder:
     def __getattr__(self, name):
         return getattr(self.bot, name)
 
-    def choose_moves(self, boards, dice, *args, **kw):
-        self.seen.append(None)
-        return self.bot.choose_moves(boards, dice, *args, **kw)
-
-    def choose_moves_with_cube(self, boards, dice, contexts):
-        self.seen.append(list(contexts))
-        return self.bot.choose_moves_with_cube(boards, dice, contexts)
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
+        self.seen.append(None if contexts is None else list(contexts))
+        return self.bot.choose_moves(boards, dice, contexts, ply)
 
 
 def test_a_match_rollout_plays_its_trials_by_the_match_s_own_measure(bot):
@@ -353,13 +350,13 @@ def test_match_rollout_candidates_are_picked_by_the_match_s_own_measure(bot):
     dmp = CubeSetup(MatchContext(match_length=5, score=(4, 4)))
     differ = 0
     for board, (d1, d2) in zip(*sample_positions(60, seed=9, every=3)):
-        ranked = bot.ranked_moves(board, int(d1), int(d2), ply=0)
+        ranked = rank_moves(bot, board, int(d1), int(d2), ply=0)
         if len(ranked) < 2:
             continue
         first = candidate_moves(bot, board, int(d1), int(d2), top=1, cube=dmp)[0][0]
-        wins = {a.tobytes(): p[0] for a, _, p in ranked}
+        wins = {m.after.tobytes(): m.probabilities[0] for m in ranked}
         assert wins[first.tobytes()] == pytest.approx(max(wins.values()), abs=1e-6)
-        differ += not np.array_equal(first, ranked[0][0])
+        differ += not np.array_equal(first, ranked[0].after)
     assert differ > 0, "double match point should change some picks from the cubeless ones"
 
 

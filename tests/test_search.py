@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from bgnet.bots.net import NetBot, SearchSettings
+from bgnet.bots.search import rank_moves
 from bgnet.bots.torch_eval import NetEvaluator
 from bgnet.engine.movegen import generate
 from bgnet.engine.sampling import sample_positions
@@ -23,7 +24,7 @@ def net():
 def by_hand(bot, board, d1, d2):
     """The filters one candidate at a time: 0-ply filter, 1-ply values, 1-ply filter, 2-ply."""
     after, _ = generate(board, d1, d2)
-    eq0 = equity(bot.eval.afterstates(after))
+    eq0 = equity(bot.evaluator.afterstates(after))
     order = np.argsort(-eq0, kind="stable")
     s = bot.search
     cand = [j for j in order[: s.keep] if eq0[j] >= eq0[order[0]] - s.margin]
@@ -55,7 +56,7 @@ def test_one_ply_filter_keeping_every_move_is_plain_two_ply(net):
     boards, dice = sample_positions(4, seed=5)
     for board, (d1, d2), got in zip(boards, dice, bot.choose_moves(boards, dice)[0]):
         after, _ = generate(board, int(d1), int(d2))
-        eq0 = equity(bot.eval.afterstates(after))
+        eq0 = equity(bot.evaluator.afterstates(after))
         order = np.argsort(-eq0, kind="stable")
         cand = [j for j in order[:8] if eq0[j] >= eq0[order[0]] - 0.16]
         v2 = equity(bot._afterstate_value(after[cand], 2))
@@ -66,7 +67,7 @@ def test_ranked_moves_put_the_two_ply_choice_first(net):
     bot = NetBot(NetEvaluator(net), ply=2)
     boards, dice = sample_positions(3, seed=8)
     for board, (d1, d2) in zip(boards, dice):
-        ranked = bot.ranked_moves(board, int(d1), int(d2))
+        ranked = rank_moves(bot, board, int(d1), int(d2))
         after, _ = generate(board, int(d1), int(d2))
         assert len(ranked) == len(after)
-        assert np.array_equal(ranked[0][0], by_hand(bot, board, int(d1), int(d2)))
+        assert np.array_equal(ranked[0].after, by_hand(bot, board, int(d1), int(d2)))

@@ -31,7 +31,7 @@ def one_ply_by_hand(bot, board):
         after, _ = generate(board, int(d1), int(d2))
         if len(after) == 0:  # no legal move: the position stands, opponent on roll
             after = board[None].copy()
-        p = bot.eval.afterstates(after)
+        p = bot.evaluator.afterstates(after)
         total += w * p[int(np.argmax(equity(p)))]
     return total
 

@@ -902,7 +902,7 @@ def test_a_cubeless_server_keeps_the_cubeless_ranking(client):
 
     bot = client.app.state.answers.bot
     dmp = MatchContext(match_length=5, score=(4, 4))
-    plain = Answers(bot, cubeful=False).moves(start_position(), 3, 1, 0, 16, dmp)
+    plain = Answers(bot, cubeless_play=True).moves(start_position(), 3, 1, 0, 16, dmp)
     assert plain["ranked_by"] == "cubeless money equity"
     assert "started with cubeful play off" in plain["ranked_by_why"]
     assert plain["moves"] == Answers(bot).moves(start_position(), 3, 1, 0, 16)["moves"]

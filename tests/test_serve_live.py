@@ -492,7 +492,7 @@ def cubeless_server():
     from bgnet.play.web.app import create_app
 
     port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(warm=False, seed=3, cubeful_play=False),
+    srv = uvicorn.Server(uvicorn.Config(create_app(warm=False, seed=3, cubeless_play=True),
                                         host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

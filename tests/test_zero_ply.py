@@ -30,7 +30,7 @@ def test_same_choice_as_the_batch_path(bot):
     quick = bearoff = 0
     for b, (d1, d2) in zip(boards, dice):
         d1, d2 = int(d1), int(d2)
-        got = choose_zero_ply(bot.eval, b, d1, d2)
+        got = choose_zero_ply(bot.evaluator, b, d1, d2)
         after, steps = bot.choose_moves(b[None], np.array([[d1, d2]]))
         if got is None:  # only when no move is legal
             assert not (steps[0] >= 0).any()
@@ -58,7 +58,7 @@ def test_finished_games_and_bear_offs(bot):
     for b in ends:
         for d1 in range(1, 7):
             for d2 in range(d1, 7):
-                got = choose_zero_ply(bot.eval, b, d1, d2)
+                got = choose_zero_ply(bot.evaluator, b, d1, d2)
                 after, steps = bot.choose_moves(b[None], np.array([[d1, d2]]))
                 assert got is not None
                 assert np.array_equal(got[0], after[0]) and np.array_equal(got[1], steps[0])
@@ -72,7 +72,7 @@ def test_frozen_tables_agree_with_the_weights(bot):
     # The kept first-layer tables give what the dense pass from encoded inputs gives.
     from bgnet.nn.fast import FastForward
 
-    fast = bot.eval.fast
+    fast = bot.evaluator.fast
     assert fast.frozen
     boards, _ = sample_positions(64, seed=3)
     fresh = FastForward.from_weights(fast.layout, fast._weights())  # not frozen: small batches go dense

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bgnet.bots.base import Bot
-from bgnet.bots.search import measure_score, money_score, rank_afterstates
+from bgnet.bots.search import best_first, measure_score, money_score, rank_afterstates
 from bgnet.engine import position_id
 from bgnet.engine.movegen import generate
 from bgnet.engine.state import CENTERED, MatchContext
@@ -191,15 +191,12 @@ class Judge:
         if self.ply not in bot.plies:
             raise ValueError(f"{bot.name} evaluates at {', '.join(map(str, bot.plies))} ply; "
                              f"it cannot judge at {self.ply}-ply")
-        with_cache = getattr(bot, "with_cache", None) if cache and self.ply > 0 else None
-        self.searcher: Bot = with_cache() if with_cache is not None else bot
+        self.searcher: Bot = bot.with_cache() if cache and self.ply > 0 else bot
 
     def new_game(self) -> None:
         """A game begins: forget the afterstates the search kept (they seldom recur in another
         game, and a game's figures then never depend on the games judged before it)."""
-        clear = getattr(self.searcher, "clear_cache", None)
-        if clear is not None:
-            clear()
+        self.searcher.clear_cache()
 
     def _after_probs(self, after: np.ndarray, ply: int) -> np.ndarray:
         return np.asarray(self.searcher.afterstate_probabilities(after, ply), np.float64)
@@ -229,7 +226,7 @@ class Judge:
         from bgnet.cube.checker import measure_for
 
         met, eff = self.bot.cube_settings()
-        return measure_for(ctx.replace(dice=(0, 0)), met, eff, cubeful=not self.cubeless_play)
+        return measure_for(ctx.replace(dice=(0, 0)), met, eff, cubeless_play=self.cubeless_play)
 
     def values(self, probs: np.ndarray, after: np.ndarray, ctx: MatchContext, measure=None) -> np.ndarray:
         """The mover's value float64[M] of each afterstate from its probabilities, by the
@@ -864,10 +861,11 @@ class _GameWalk:
                     continue
                 played = _played_index(board, after, act.steps)
                 values = _move_values(judge, board, after, played, ctx)
-                best = int(np.argmax(values))
+                ranked = best_first(values)
+                best = ranked[0]
                 err = max(0.0, float(values[best] - values[played]))
                 forced = len(after) == 1
-                order = [int(j) for j in np.argsort(-values, kind="stable")[:CANDIDATES]]
+                order = ranked[:CANDIDATES]
                 if played not in order:
                     order.append(played)
                 dec = Decision(game.number, self.number, p, "move", position_id(board), match_id(ctx),

@@ -29,7 +29,7 @@ Variance reduction, as the strong programs do it:
 
 With a cube (a cubeful rollout, a Match ID) the bot chooses every checker play of a trial by the
 match's own measure at that trial's score, cube value and owner (its
-:meth:`~bgnet.bots.base.Bot.choose_moves_with_cube`, :mod:`bgnet.cube.checker`), and the
+:meth:`~bgnet.bots.base.Bot.choose_moves` with each trial's context, :mod:`bgnet.cube.checker`), and the
 candidate moves of a roll are picked by it too; without one, or with ``cubeless_play``, by
 cubeless money equity.
 
@@ -48,8 +48,7 @@ import numpy as np
 
 from bgnet.bearoff import get_database, is_bearoff
 from bgnet.bots.base import Bot
-from bgnet.bots.net import best_of_all_rolls
-from bgnet.engine.board import unique_boards
+from bgnet.bots.search import best_of_rolls_by_position
 from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
@@ -148,8 +147,8 @@ def equity_difference(d: np.ndarray) -> np.ndarray:
 def luck_evaluator(bot: Bot):
     """The evaluator that measures luck for ``bot``: its own net when it has one, else the net of
     bgnet's shipped bot; None when neither exists (then no luck correction is possible)."""
-    if bot.eval is not None:
-        return bot.eval
+    if bot.evaluator is not None:
+        return bot.evaluator
     from bgnet.bots import default_bot_path
 
     path = default_bot_path()
@@ -157,34 +156,13 @@ def luck_evaluator(bot: Bot):
         return None
     from bgnet.bots.load import load_net_bot
 
-    return load_net_bot(path).eval
+    return load_net_bot(path).evaluator
 
 
 def _reuses_luck_moves(bot: Bot, ev) -> bool:
     """Whether the bot's move for a roll is the best 0-ply move of ``ev`` (a 0-ply net bot), so
     the luck pass has already found it."""
-    return bot.eval is ev and bot.ply == 0
-
-
-def all_rolls(ev, boards: np.ndarray):
-    """For positions about to roll: the mover's probabilities float64[N, 21, 5] of its best 0-ply
-    move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
-
-    Trials that stand on the same position (all of them at the root, a few dozen one roll later)
-    share its 21 rolls (:func:`bgnet.bots.net.best_of_all_rolls`)."""
-    n = len(boards)
-    probs = np.empty((n, 21, 5), np.float64)
-    chosen = np.empty((n, 21, 2, 25), np.int8)
-    first, inverse = unique_boards(boards)
-    distinct = boards[first]
-    for lo in range(0, len(distinct), CHUNK):
-        part = distinct[lo:lo + CHUNK]
-        m = len(part)
-        after, p, best = best_of_all_rolls(ev, part)
-        rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
-        probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]
-        chosen[rows] = after[best].reshape(m, 21, 2, 25)[inverse[rows] - lo]
-    return probs, chosen
+    return bot.evaluator is ev and bot.ply == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,7 +333,7 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
         k = ROLL_INDEX[rolls[:, 0], rolls[:, 1]]
         before = None
         if use_luck:
-            p21, chosen = all_rolls(ev, board[act])
+            p21, chosen = best_of_rolls_by_position(ev, board[act], CHUNK)
             mean = np.einsum("nrk,r->nk", p21, ROLL_WEIGHTS)
             taken = p21[np.arange(len(act)), k]
             delta = taken - mean  # the mover's luck
@@ -383,13 +361,12 @@ def play_trials(bot: Bot, roots: np.ndarray, settings: RolloutSettings, trial_id
                     continue
         if reuse:
             after = chosen[np.arange(len(act)), k]
-        elif by_cube:
-            assert cube is not None  # by_cube: the trials play the cube
-            after = bot.choose_moves_with_cube(np.ascontiguousarray(board[act]), rolls,
-                                               _move_contexts(cube, act, mine, cube_val, owner,
-                                                              root_player))[0]
         else:
-            after = bot.choose_moves(np.ascontiguousarray(board[act]), rolls)[0]
+            contexts = None
+            if by_cube:
+                assert cube is not None  # by_cube: the trials play the cube
+                contexts = _move_contexts(cube, act, mine, cube_val, owner, root_player)
+            after = bot.choose_moves(np.ascontiguousarray(board[act]), rolls, contexts)[0]
         won = game_results(after)
         done = won > 0
         if done.any():
@@ -716,7 +693,7 @@ def _with_cube(cube: CubeSetup | None, settings: RolloutSettings):
 def _luck_name(bot: Bot, settings: RolloutSettings) -> str | None:
     if not settings.luck:
         return None
-    return "the bot's own net" if bot.eval is not None else "bgnet's shipped net"
+    return "the bot's own net" if bot.evaluator is not None else "bgnet's shipped net"
 
 
 def candidate_moves(bot: Bot, board: np.ndarray, d1: int, d2: int, top: int = 5,

@@ -1,8 +1,11 @@
 """The one interface every player implements: nets, pubeval, GNU Backgammon, random, a person.
 
 A bot picks moves for positions in bgnet's board layout (see :mod:`bgnet.engine.board`): the side
-on roll is ``board[1]``. The batch method is what matches and self-play call; it has a simple
-default that loops over :meth:`Bot.choose_move`, and fast bots override it.
+on roll is ``board[1]``. The batch method, :meth:`Bot.choose_moves` ``(boards, dice,
+contexts=None, ply=None)``, is what matches, self-play, rollouts and the table call, with the
+cube and score of each position where they are known; it has a simple default that loops over
+:meth:`Bot.choose_move`, and fast bots override it. The hooks a bot of several depths overrides
+are public: :meth:`Bot.quick_choice`, :meth:`Bot.choose_one`, :meth:`Bot.probabilities_at`.
 
 The stable public API speaks GNU Backgammon Position IDs (the player on roll to move) and works
 on every bot:
@@ -31,8 +34,9 @@ What a bot can do is stated by typed attributes of its class, never probed for
 * :attr:`Bot.searches` -- its move at each of :attr:`Bot.plies` is the best of bgnet's one
   search over its own probabilities (:func:`bgnet.bots.search.rank_moves`), so a request may ask
   for any of them (net bots); bots that choose otherwise (GNU Backgammon, pubeval) say False;
-* :attr:`Bot.ply` (its own depth, None for bots without one), :attr:`Bot.eval` (the batched
-  evaluator of a net, :mod:`bgnet.bots.evaluator`, None for bots without a net),
+* :attr:`Bot.ply` (its own depth, None for bots without one), :attr:`Bot.evaluator` (the
+  batched evaluator of a net, a :class:`bgnet.bots.evaluator.PositionEvaluator`, None for bots
+  without a net),
   :attr:`Bot.meta` (where the bot came from; empty unless it knows) and :attr:`Bot.name`.
 
 In the manner of an evaluator trait with defaults: an evaluating bot implements one method,
@@ -46,7 +50,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -57,6 +61,9 @@ from bgnet.engine.movegen import generate
 from bgnet.engine.position_id import fast_board_from_position_id
 from bgnet.nn.encode import game_results
 from bgnet.nn.probs import OUTPUTS, equity, flip, terminal_probs_batch
+
+if TYPE_CHECKING:
+    from bgnet.bots.evaluator import PositionEvaluator
 
 
 @dataclass(frozen=True)
@@ -140,7 +147,7 @@ class Bot:
     plies: tuple[int, ...] = ()  # depths evaluate(boards, ply) accepts; (): only its own
     searches: bool = False  # its move is the best of bgnet's search at each of plies
     ply: int | None = None  # its own depth; None: it has none
-    eval: Any = None  # the batched evaluator of its net (positions, afterstates), or None
+    evaluator: PositionEvaluator | None = None  # the batched evaluator of its net, or None
     meta: Mapping = MappingProxyType({})  # where it came from (net bots: the checkpoint's meta)
     search: SearchSettings = DEFAULT_SETTINGS  # the move filter of a bot that searches
 
@@ -149,11 +156,18 @@ class Bot:
         after, _ = self.choose_moves(board[None], np.array([[d1, d2]]))
         return after[0]
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
         """Chosen afterstates for many positions at once: ``(int8[N, 2, 25], steps int8[N, 4, 2])``.
 
         The steps are the (from, to) pairs of the chosen move, as :mod:`bgnet.engine.movegen` gives.
+        ``contexts``: the cube and score of the positions where they are known (a
+        :class:`bgnet.engine.state.MatchContext` per position, the mover on roll, or one for all):
+        bots that rank moves by the match's own measure (net bots: :mod:`bgnet.cube.checker`) use
+        them, the others choose as without them. ``ply``: a depth among :attr:`plies` for a bot
+        of several (None: its own); a bot of one depth refuses any other.
         """
+        self.check_fixed_ply(ply)
         if type(self).choose_move is Bot.choose_move:
             raise NotImplementedError(f"{type(self).__name__} implements neither choose_move nor choose_moves")
         out = np.empty_like(boards)
@@ -166,14 +180,6 @@ class Bot:
                     steps[i] = m
                     break
         return out, steps
-
-    def choose_moves_with_cube(self, boards: np.ndarray, dice: np.ndarray, contexts):
-        """Chosen afterstates and steps, as :meth:`choose_moves`, for positions whose cube and
-        score are known: ``contexts`` holds a :class:`bgnet.engine.state.MatchContext` per
-        position (the mover on roll), or one for all. Bots that rank moves by the match's own
-        measure (net bots: :mod:`bgnet.cube.checker`) override this; the default ignores the
-        contexts and plays :meth:`choose_moves`."""
-        return self.choose_moves(boards, dice)
 
     def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
         """Cubeless probabilities float[N, 5] for the side on roll of each board, before it rolls
@@ -210,19 +216,19 @@ class Bot:
             raise ValueError(f"the game in {position_id!r} is over: a side has borne off all its "
                              "checkers, so there is no move to play")
         ctx = _context_of(match_id) if match_id is not None else None
-        quick = self._quick_choice(board, a, b, ply, ctx)  # moves generated once, where it applies
+        quick = self.quick_choice(board, a, b, ply, ctx)  # moves generated once, where it applies
         if quick is not None:
             return move_text(board, quick[1], quick[0])
         if count_moves(board, a, b) == 0:
             return move_text(board, _NO_STEPS, board)
-        after, steps = self._choose_one(board, a, b, ply, ctx)
+        after, steps = self.choose_one(board, a, b, ply, ctx)
         return move_text(board, steps, after)
 
     def evaluate_position(self, position_id: str, ply: int | None = None) -> Evaluation:
         """Cubeless probabilities and equity of the player on roll in ``position_id``, before
         rolling, at ``ply`` (None: the bot's own depth)."""
         board = fast_board_from_position_id(position_id)
-        p = np.asarray(self._probabilities(board[None], ply), np.float64).reshape(5)
+        p = np.asarray(self.probabilities_at(board[None], ply), np.float64).reshape(5)
         eq = equity(p)
         used = ply if ply is not None else self.ply
         return Evaluation(position_id, tuple(float(v) for v in p), float(eq), used)
@@ -244,7 +250,7 @@ class Bot:
         ``met``/``efficiency`` where given. The opponent's answer to a double is the decision's
         ``take``: the taker values the doubler's position."""
         boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 2, 25)
-        probs = np.asarray(self._probabilities(boards, ply), np.float64)
+        probs = np.asarray(self.probabilities_at(boards, ply), np.float64)
         if probs.shape != (len(boards), 5):
             raise ValueError(f"{self.name} returned probabilities of shape {probs.shape} for "
                              f"{len(boards)} positions; expected (N, 5)")
@@ -282,43 +288,43 @@ class Bot:
         return None, None
 
     # -- hooks for bots with several search depths -----------------------------------------------
-    def _check_fixed_ply(self, ply) -> None:
+    def check_fixed_ply(self, ply) -> None:
+        """ValueError unless ``ply`` is None or this bot's own depth (for bots of one depth)."""
         own = self.ply
         if ply is not None and ply != own:
             depth = f"at {own}-ply" if own is not None else "at one fixed depth"
             raise ValueError(f"{self.name} plays {depth}; it cannot search at ply={ply}")
 
-    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
-        """(afterstate, steps) from a one-call path that generates the moves itself, or None where
-        there is none (the default) or it leaves the position (a pass among them) to
-        :meth:`_choose_one`. ``ctx``: the cube and score (a MatchContext), or None."""
+    def quick_choice(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
+        """Hook: (afterstate, steps) from a one-call path that generates the moves itself, or
+        None where there is none (the default) or it leaves the position (a pass among them) to
+        :meth:`choose_one`. ``ctx``: the cube and score (a MatchContext), or None."""
         return None
 
-    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
-        """(afterstate, steps) this bot plays in one position at ``ply`` (in ``ctx``, when the
-        cube and score are known)."""
-        self._check_fixed_ply(ply)
-        boards = np.ascontiguousarray(board, np.int8)[None]
-        dice = np.array([[d1, d2]], np.int64)
-        if ctx is None:
-            after, steps = self.choose_moves(boards, dice)
-        else:
-            after, steps = self.choose_moves_with_cube(boards, dice, ctx)
+    def choose_one(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
+        """Hook: (afterstate, steps) this bot plays in one position at ``ply`` (in ``ctx``, when
+        the cube and score are known); by default :meth:`choose_moves` of a batch of one, at the
+        bot's one depth."""
+        self.check_fixed_ply(ply)
+        after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
+                                         np.array([[d1, d2]], np.int64), ctx)
         return after[0], steps[0]
 
-    def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
-        """float[N, 5] for the side on roll at ``ply`` (the Position ID API's and the cube's:
-        None or the bot's own depth, unless it searches)."""
-        self._check_fixed_ply(ply)
+    def probabilities_at(self, boards: np.ndarray, ply) -> np.ndarray:
+        """Hook: float[N, 5] for the side on roll at ``ply`` (the Position ID API's and the
+        cube's: None or the bot's own depth, unless it searches)."""
+        self.check_fixed_ply(ply)
         return self.evaluate(boards)
 
     def afterstate_probabilities(self, after: np.ndarray, ply: int | None = None,
-                                 parents: np.ndarray | None = None) -> np.ndarray:
+                                 parents: np.ndarray | None = None,
+                                 parent_of: np.ndarray | None = None) -> np.ndarray:
         """The mover's probabilities float[M, 5] after each afterstate ``[opponent, mover]``, at
         ``ply`` (None: the bot's own depth; else one of :attr:`plies`): a finished game by the rules, the rest by
         :meth:`evaluate` with the opponent on roll, seen from the mover. ``parents`` (the
-        positions the afterstates were all played from, one or one each) lets a net start from
-        their first layer; others ignore it. Only for bots that :attr:`can_evaluate`."""
+        positions the afterstates were played from: one for all, one each, or with
+        ``parent_of`` the row of each afterstate's) lets a net start from their first layer;
+        others ignore them. Only for bots that :attr:`can_evaluate`."""
         after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
 
         def opponent(opp_on_roll: np.ndarray) -> np.ndarray:
@@ -331,6 +337,14 @@ class Bot:
             return np.asarray(probs, np.float64).reshape(-1, 5)
 
         return mover_probabilities(after, opponent, np.float64)
+
+    def with_cache(self, max_entries: int | None = None) -> Bot:
+        """This bot with the values its searches meet kept and read back (net bots:
+        :meth:`bgnet.bots.net.NetBot.with_cache`); the bot itself where it keeps none."""
+        return self
+
+    def clear_cache(self) -> None:
+        """Forget what :meth:`with_cache` kept (nothing, for a bot that keeps nothing)."""
 
     def close(self) -> None:
         """Release resources (processes, sessions)."""

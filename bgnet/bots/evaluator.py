@@ -20,7 +20,7 @@ torch nor onnxruntime.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -30,6 +30,17 @@ from bgnet.nn.probs import flip, terminal_probs_batch
 
 if TYPE_CHECKING:  # the compiled pass is imported only by the evaluators that use it
     from bgnet.nn.fast import FastForward
+
+
+class PositionEvaluator(Protocol):
+    """What a net bot holds (:attr:`bgnet.bots.base.Bot.evaluator`): probabilities of positions
+    and of afterstates, batched (see the module docstring). :class:`Evaluator` and
+    :class:`bgnet.bots.cache.CachedEvaluator` are the two kinds bgnet makes."""
+
+    def positions(self, boards: np.ndarray) -> np.ndarray: ...
+
+    def afterstates(self, after: np.ndarray, parents: np.ndarray | None = None,
+                    parent_of: np.ndarray | None = None) -> np.ndarray: ...
 
 
 class Evaluator:

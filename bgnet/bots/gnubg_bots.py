@@ -55,8 +55,10 @@ class GnubgBot(Bot):
         self.name = f"gnubg:{self.ply}"
         self._g = import_gnubg_nn()
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None):
-        """GNU Backgammon's moves at ``ply`` (None: this bot's)."""
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        """GNU Backgammon's moves at ``ply`` (None: this bot's); cubeless, whatever the
+        ``contexts``."""
         boards, dice = _check_batch(boards, dice)
         best = self._g.best_move
         ply = self._depth(ply)

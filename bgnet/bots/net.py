@@ -10,9 +10,12 @@ Backgammon's move filters, only the best few candidates (and those close to the 
 at 2-ply the 0-ply survivors are first scored at 1-ply, and only the best few of those (at most
 4, within 0.12) are searched at 2-ply. A move that is alone after a filter needs no deeper look.
 
-The net is reached through an *evaluator* (:mod:`bgnet.bots.evaluator`): a torch net gets a
+The net is reached through an *evaluator* (:mod:`bgnet.bots.evaluator`, the bot's
+:attr:`~bgnet.bots.base.Bot.evaluator`): a torch net gets a
 :class:`~bgnet.bots.torch_eval.NetEvaluator`, an exported bot an
-:class:`~bgnet.bots.onnx_eval.OnnxEvaluator`. This module does not import torch itself, so an
+:class:`~bgnet.bots.onnx_eval.OnnxEvaluator`. The moves are ranked by :mod:`bgnet.bots.search`
+(:func:`~bgnet.bots.search.choose_afterstates`, the rolls' helpers); this module gives it the
+net's probabilities. This module does not import torch itself, so an
 exported bot plays without it; ``NetEvaluator`` is still importable from here. Bots are made from
 files by :mod:`bgnet.bots.load`.
 """
@@ -23,14 +26,17 @@ import copy
 import numpy as np
 
 from bgnet.bots.base import Bot, board_batch, mover_probabilities
-from bgnet.bots.evaluator import afterstates_of, parent_rows
-from bgnet.bots.search import SearchSettings, measure_score, money_score, rank_afterstates
-from bgnet.bots.simple import segment_argmax  # noqa: F401  (re-exported for self-play)
-from bgnet.engine.board import unique_boards
-from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate_batch
+from bgnet.bots.cache import CachedEvaluator
+from bgnet.bots.evaluator import Evaluator, PositionEvaluator, afterstates_of
+from bgnet.bots.search import (
+    SearchSettings,
+    best_of_rolls,
+    choose_afterstates,
+    mean_over_rolls,
+)
+from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS
 from bgnet.engine.state import MatchContext
 from bgnet.errors import BadArgument
-from bgnet.nn.probs import equity as money_equity  # noqa: F401  (re-exported)
 
 
 def __getattr__(name):
@@ -44,46 +50,6 @@ def __getattr__(name):
 
 
 
-def all_rolls(boards: np.ndarray):
-    """Every roll of every position: ``(parents, afterstates, offsets)``, the rows of position
-    ``n``'s roll ``ROLLS[r]`` at ``off[21 * n + r]:off[21 * n + r + 1]`` and ``parents`` each
-    position repeated once a roll (the position each segment's moves start from)."""
-    parents = np.repeat(np.ascontiguousarray(boards, np.int8), len(ROLLS), axis=0)
-    after, _, off = generate_batch(parents, np.tile(ROLLS, (len(boards), 1)))
-    return parents, after, off
-
-
-def mean_over_rolls(per_roll: np.ndarray) -> np.ndarray:
-    """Probabilities of each position's 21 rolls (rows ``21 * n + r``) averaged with the rolls'
-    chances: one row a position."""
-    n = len(per_roll) // len(ROLLS)
-    w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
-    return (per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1)
-
-
-def best_of_all_rolls(ev, boards: np.ndarray):
-    """Every roll of every position about to roll, each side playing its best 0-ply move by
-    ``ev``: ``(afterstates, the mover's probabilities of each, best)``, where
-    ``best[21 * n + r]`` is the row of position ``n``'s best afterstate for ``ROLLS[r]``.
-
-    Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
-    evaluated once, and each from its position's first layer where ``ev`` can
-    (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
-    (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
-    _, after, off = all_rolls(boards)
-    parent_of = parent_rows(off, len(ROLLS))
-    if getattr(ev, "keeps_values", False):
-        probs = afterstates_of(ev, after, boards, parent_of)
-    else:
-        once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
-        probs = afterstates_of(ev, after[once], boards, parent_of[once])[back]
-    return after, probs, segment_argmax(money_equity(probs), off)
-
-
-def _is_evaluator(obj) -> bool:
-    return callable(getattr(obj, "positions", None)) and callable(getattr(obj, "afterstates", None))
-
-
 def check_ply(ply) -> int:
     """``ply`` as an int when it is a search depth a net bot has (0, 1 or 2); BadArgument otherwise."""
     if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or ply not in (0, 1, 2):
@@ -94,31 +60,35 @@ def check_ply(ply) -> int:
 class NetBot(Bot):
     """Plays the move a value net likes best, at 0, 1 or 2 ply.
 
-    ``net``: a torch value net (run on ``device``) or any evaluator with ``positions(boards)`` and
-    ``afterstates(after)`` (see :mod:`bgnet.bots.evaluator`). ``meta`` describes where the net came
-    from; its ``"cube"`` entry, when present, holds the cube settings of :meth:`cube_decision`
-    (``{"met": name, "efficiency": {...CubeEfficiency fields}}``).
+    ``net``: an evaluator bgnet made (an :class:`~bgnet.bots.evaluator.Evaluator`, as the
+    loader builds, or a :class:`~bgnet.bots.cache.CachedEvaluator`), or a torch value net, run on
+    ``device`` by a :class:`~bgnet.bots.torch_eval.NetEvaluator`. ``meta`` describes where the net
+    came from; its ``"cube"`` entry, when present, holds the cube settings of
+    :meth:`cube_decision` (``{"met": name, "efficiency": {...CubeEfficiency fields}}``).
+    ``cubeless_play``: rank moves by cubeless money equity even where the cube and score are
+    known (:meth:`move_measure`).
     """
 
     plies = (0, 1, 2)
     searches = True
     ply: int
+    evaluator: PositionEvaluator
 
     def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
                  search: SearchSettings | None = None, meta: dict | None = None,
-                 cubeful_play: bool = True):
+                 cubeless_play: bool = False):
         ply = check_ply(ply)
-        if _is_evaluator(net):
-            self.eval = net
-        else:
+        if isinstance(net, (Evaluator, CachedEvaluator)):
+            self.evaluator = net
+        else:  # a torch value net
             from bgnet.bots.torch_eval import NetEvaluator
 
-            self.eval = NetEvaluator(net, device)
+            self.evaluator = NetEvaluator(net, device)
         self.ply = ply
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.search = search or SearchSettings()
         self.meta = meta or {}
-        self.cubeful_play = bool(cubeful_play)
+        self.cubeless_play = bool(cubeless_play)
 
     def with_cache(self, max_entries: int | None = None) -> NetBot:
         """This bot with its afterstates' 0-ply values kept and read back when its searches meet
@@ -126,17 +96,17 @@ class NetBot(Bot):
         by default :data:`bgnet.bots.cache.MAX_ENTRIES`): the same choices and values, to
         float32 rounding, in less time where searches overlap, as the decisions of one game
         do. The net is shared; ``clear_cache`` forgets what was kept."""
-        from bgnet.bots.cache import MAX_ENTRIES, CachedEvaluator
+        from bgnet.bots.cache import MAX_ENTRIES
 
         twin = copy.copy(self)
-        twin.eval = CachedEvaluator(self.eval, MAX_ENTRIES if max_entries is None else max_entries)
+        twin.evaluator = CachedEvaluator(self.evaluator,
+                                         MAX_ENTRIES if max_entries is None else max_entries)
         return twin
 
     def clear_cache(self) -> None:
         """Forget the afterstates kept by a bot made by :meth:`with_cache` (nothing otherwise)."""
-        clear = getattr(self.eval, "clear", None)
-        if clear is not None:
-            clear()
+        if isinstance(self.evaluator, CachedEvaluator):
+            self.evaluator.clear()
 
     def cube_settings(self):
         cube = self.meta.get("cube") or {}
@@ -151,35 +121,38 @@ class NetBot(Bot):
     def evaluate(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
         """Cubeless probabilities for the side on roll, before rolling, at ``ply`` (default: this
         bot's depth)."""
-        return self._probabilities(boards, ply)
+        return self.probabilities_at(boards, ply)
 
-    def _probabilities(self, boards: np.ndarray, ply) -> np.ndarray:
+    def probabilities_at(self, boards: np.ndarray, ply) -> np.ndarray:
         ply = self.ply if ply is None else check_ply(ply)
         boards = board_batch(boards)
         if ply == 0:
-            return self.eval.positions(boards)
+            return self.evaluator.positions(boards)
         return self._expected_over_rolls(boards, ply - 1)
 
     def afterstate_probabilities(self, after: np.ndarray, ply: int | None = None,
-                                 parents: np.ndarray | None = None) -> np.ndarray:
+                                 parents: np.ndarray | None = None,
+                                 parent_of: np.ndarray | None = None) -> np.ndarray:
         """:meth:`Bot.afterstate_probabilities` (float32): at 0-ply the evaluator's, each
         afterstate started from its position's first layer where ``parents`` are given (one for
-        all, or one each); deeper, the average over the opponent's 21 rolls of its best reply."""
+        all, one each, or ``parents[parent_of[k]]`` for ``after[k]``); deeper, the average over
+        the opponent's 21 rolls of its best reply."""
         ply = self.ply if ply is None else check_ply(ply)
         after = np.ascontiguousarray(after, np.int8).reshape(-1, 2, 25)
         if ply > 0:
             return self._afterstate_value(after, ply)
         if parents is None:
-            return self.eval.afterstates(after)
+            return self.evaluator.afterstates(after)
         parents = np.ascontiguousarray(parents, np.int8).reshape(-1, 2, 25)
-        parent_of = (np.zeros(len(after), np.int64) if len(parents) == 1
-                     else np.arange(len(after), dtype=np.int64))
-        return afterstates_of(self.eval, after, parents, parent_of)
+        if parent_of is None:
+            parent_of = (np.zeros(len(after), np.int64) if len(parents) == 1
+                         else np.arange(len(after), dtype=np.int64))
+        return afterstates_of(self.evaluator, after, parents, parent_of)
 
     def _afterstate_value(self, after: np.ndarray, depth: int) -> np.ndarray:
         """Mover's probabilities for afterstates, looking ``depth`` plies further."""
         if depth == 0:
-            return self.eval.afterstates(after)
+            return self.evaluator.afterstates(after)
         # The opponent is on roll in swap(after): its expected probabilities, flipped to us.
         return mover_probabilities(after, lambda swapped: self._expected_over_rolls(swapped, depth - 1),
                                    np.float32)
@@ -187,7 +160,7 @@ class NetBot(Bot):
     def _expected_over_rolls(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """For positions with the side on roll about to roll: probabilities averaged over the 21
         rolls, the side playing its best move (0-ply choice, valued at ``depth``)."""
-        after, p0, best = best_of_all_rolls(self.eval, boards)
+        after, p0, best = best_of_rolls(self.evaluator, boards)
         chosen = after[best]
         return mean_over_rolls(p0[best] if depth == 0 else self._afterstate_value(chosen, depth))
 
@@ -223,7 +196,7 @@ class NetBot(Bot):
         from bgnet.cube.lookahead import decide_after_rolls
 
         met, efficiency = self._cube_settings_or(met, efficiency)
-        after, probs, best = best_of_all_rolls(self.eval, boards)
+        after, probs, best = best_of_rolls(self.evaluator, boards)
         chosen = probs[best]
         averaged = mean_over_rolls(chosen)  # as at 1-ply (_expected_over_rolls)
         per_roll = np.asarray(chosen, np.float64)
@@ -241,8 +214,8 @@ class NetBot(Bot):
         """The :class:`bgnet.cube.checker.MoveMeasure` this bot ranks moves by where the cube is
         known (``contexts``: one :class:`~bgnet.engine.state.MatchContext` per position, or one
         for all), with its cube settings; None where moves are ranked by cubeless money equity
-        (no contexts, or ``cubeful_play`` off)."""
-        if contexts is None or not self.cubeful_play:
+        (no contexts, or ``cubeless_play``)."""
+        if contexts is None or self.cubeless_play:
             return None
         if isinstance(contexts, MatchContext):
             kept = self.__dict__.setdefault("_measures", {})  # per context: a decision's hot path
@@ -261,73 +234,32 @@ class NetBot(Bot):
             measure = MoveMeasure(list(contexts), met, efficiency)
         return None if measure.cubeless else measure
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, ply: int | None = None,
-                     contexts=None):
-        """Chosen afterstates and steps for many positions, at ``ply`` (default: this bot's).
-        With ``contexts`` (a :class:`~bgnet.engine.state.MatchContext` per position, the mover on
-        roll, or one for all) moves are ranked by the match's own measure
-        (:mod:`bgnet.cube.checker`) unless ``cubeful_play`` is off; without, by cubeless money
-        equity."""
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        """Chosen afterstates and steps for many positions, at ``ply`` (default: this bot's), by
+        the one search (:func:`bgnet.bots.search.choose_afterstates`). With ``contexts`` (a
+        :class:`~bgnet.engine.state.MatchContext` per position, the mover on roll, or one for
+        all) moves are ranked by the match's own measure (:mod:`bgnet.cube.checker`) unless
+        ``cubeless_play``; without, by cubeless money equity."""
         ply = self.ply if ply is None else check_ply(ply)
-        boards = np.ascontiguousarray(boards, np.int8)
-        dice = np.ascontiguousarray(dice, np.int64)
-        after, steps, off = generate_batch(boards, dice)
-        parent_of = parent_rows(off)
-        probs = afterstates_of(self.eval, after, boards, parent_of)
-        measure = self.move_measure(contexts)
-        eq = money_equity(probs) if measure is None else measure.values(probs, after, parent_of)
-        if ply == 0:
-            best = segment_argmax(eq, off)
-            return after[best], steps[best]
-        best = np.empty(len(boards), np.int64)
-        for i in range(len(boards)):
-            lo, hi = off[i], off[i + 1]
-            score = None if measure is None else measure_score(measure, after[lo:hi], i)
-            best[i] = self._deeper_choice(after, probs, eq, lo, hi, ply, score)
-        return after[best], steps[best]
+        return choose_afterstates(self, boards, dice, ply, contexts)
 
-    def choose_moves_with_cube(self, boards: np.ndarray, dice: np.ndarray, contexts):
-        return self.choose_moves(boards, dice, contexts=contexts)
+    def quick_choice(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
+        """At 0-ply, an exported bot's decision in one compiled call
+        (:func:`bgnet.bots.zero_ply.choose_zero_ply`)."""
+        ev = self.evaluator
+        if (self.ply if ply is None else ply) == 0 and isinstance(ev, Evaluator) \
+                and ev.fast is not None:
+            from bgnet.bots.zero_ply import choose_zero_ply
 
-    def _quick_choice(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
-        if (self.ply if ply is None else ply) == 0 and getattr(self.eval, "fast", None) is not None:
-            from bgnet.bots.zero_ply import choose_zero_ply  # one compiled call (exported bots)
-
-            return choose_zero_ply(self.eval, np.ascontiguousarray(board, np.int8), d1, d2,
+            return choose_zero_ply(ev, np.ascontiguousarray(board, np.int8), d1, d2,
                                    self.move_measure(ctx))
         return None
 
-    def _choose_one(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
+    def choose_one(self, board: np.ndarray, d1: int, d2: int, ply, ctx=None):
         after, steps = self.choose_moves(np.ascontiguousarray(board, np.int8)[None],
-                                         np.array([[d1, d2]], np.int64), ply, ctx)
+                                         np.array([[d1, d2]], np.int64), ctx, ply)
         return after[0], steps[0]
-
-    def _deeper_choice(self, after, probs, eq, lo, hi, ply: int, score=None) -> int:
-        """Row of the move chosen at ``ply`` among the afterstates ``lo:hi`` of one position."""
-        rows = slice(lo, hi)
-        order = rank_afterstates(self, after[rows], probs[rows].copy(), ply, values=eq[rows],
-                                 score=score or money_score, settings=self.search,
-                                 value_lone=False)
-        return lo + order[0]
-
-    def ranked_moves(self, board: np.ndarray, d1: int, d2: int, ply: int | None = None,
-                     context: MatchContext | None = None):
-        """All legal moves of one position with the bot's probabilities, best first:
-        a list of (afterstate, steps, probabilities), by the one search
-        (:func:`bgnet.bots.search.rank_afterstates`; :func:`bgnet.bots.search.rank_moves` gives
-        them with their notation and values). Deeper plies apply to the filtered best. With a
-        ``context`` (the mover on roll) the order is the match's own measure's
-        (:meth:`move_measure`), else cubeless money equity's."""
-        ply = self.ply if ply is None else check_ply(ply)
-        after, steps, off = generate_batch(np.ascontiguousarray(board, np.int8)[None],
-                                           np.array([[d1, d2]], np.int64))
-        if len(after) == 1 and steps[0, 0, 0] == -1:
-            return []
-        probs = self.afterstate_probabilities(after, 0, parents=board)
-        measure = self.move_measure(context)
-        score = money_score if measure is None else measure_score(measure, after)
-        order = rank_afterstates(self, after, probs, ply, score=score, settings=self.search)
-        return [(after[j], steps[j], probs[j]) for j in order]
 
 
 def close_decision(d, window: float) -> bool:

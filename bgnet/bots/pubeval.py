@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
-from bgnet.bots.simple import as_batch, segment_argmax
+from bgnet.bots.search import segment_argmax
+from bgnet.bots.simple import as_batch
 from bgnet.engine.board import race_mask
 from bgnet.engine.movegen import generate_batch
 
@@ -107,7 +108,9 @@ class PubevalBot(Bot):
 
     name = "pubeval"
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        self.check_fixed_ply(ply)
         boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         race = np.repeat(race_mask(boards), np.diff(offsets))

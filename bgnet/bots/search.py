@@ -1,5 +1,7 @@
 """The one search: every ranking of moves in bgnet (a net bot's choice and hints, the advisor, the
-web answers, the analysis judge, the candidates of a rollout) comes from here.
+web answers, UBGI, the analysis judge and its candidates, the candidates of a rollout and of
+distillation) comes from here, and a ranked move's figures (:meth:`RankedMove.figures`) are
+worked out here alone.
 
 Layers, each built on the one below it, in the manner of an evaluator trait with the search
 wrapped around it:
@@ -13,10 +15,20 @@ wrapped around it:
   valued again at deeper plies;
 * :func:`rank_moves` -- every legal move of a position and roll as a :class:`RankedMove`, with
   its probabilities, cubeless equity, and its value by the match's own measure
-  (:mod:`bgnet.cube.checker`).
+  (:mod:`bgnet.cube.checker`);
+* :func:`choose_afterstates` -- a searching bot's move in many positions at once (one evaluator
+  call at 0-ply, a compiled argmax per position, :func:`segment_argmax`; deeper,
+  :func:`rank_afterstates` each);
+* :func:`filtered_candidates` -- the move filter's candidates of many positions at 0-ply (what
+  distillation values deeper); :func:`best_first` -- values in the order every ranking uses.
 
 Moves are ranked by cubeless money equity without a context (cube and score), by the match's
 own measure with one.
+
+The 21 rolls of a position about to roll, each answered by its best 0-ply move, are what every
+deeper ply looks at: :func:`roll_afterstates` generates them, :func:`best_of_rolls` and
+:func:`best_of_rolls_by_position` choose the best move of each, :func:`mean_over_rolls` weighs
+the rolls by their chances.
 """
 from __future__ import annotations
 
@@ -25,12 +37,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from numba import njit
 
-from bgnet.engine.movegen import generate
+from bgnet.bots.evaluator import afterstates_of, parent_rows
+from bgnet.engine.board import unique_boards
+from bgnet.engine.movegen import ROLL_WEIGHTS, ROLLS, generate, generate_batch
 from bgnet.engine.notation import format_move
 from bgnet.nn.probs import equity as money_equity
 
 if TYPE_CHECKING:
+    from bgnet.bots.evaluator import PositionEvaluator
     from bgnet.engine.state import MatchContext
 
 KEEP, MARGIN = 8, 0.16  # the move filter: at most 8 moves within 0.16 of the best go deeper
@@ -88,7 +104,8 @@ class Ranker(Protocol):
     def search(self) -> SearchSettings: ...
 
     def afterstate_probabilities(self, after: np.ndarray, ply: int | None = None,
-                                 parents: np.ndarray | None = None) -> np.ndarray: ...
+                                 parents: np.ndarray | None = None,
+                                 parent_of: np.ndarray | None = None) -> np.ndarray: ...
 
     def move_measure(self, contexts): ...
 
@@ -96,12 +113,37 @@ class Ranker(Protocol):
 
 
 @dataclass(frozen=True)
+class Figure:
+    """One figure of a ranked move: ``key`` (``mwc``, ``emg``, ``cubeful`` or ``equity``, the
+    words of UBGI's ``info`` line), ``label`` (as GNU Backgammon and XG label it) and ``value``
+    (match winning chances as a fraction, equities per unit of the cube)."""
+
+    key: str
+    label: str
+    value: float
+
+    def text(self, places: int = 3) -> str:
+        """The label and the value: ``MWC 55.10%``, ``EMG +0.123``.
+
+        >>> Figure("mwc", "MWC", 0.551).text(), Figure("emg", "EMG", 0.1234).text()
+        ('MWC 55.10%', 'EMG +0.123')
+        """
+        if self.key == "mwc":
+            return f"{self.label} {100 * self.value:.{places - 1}f}%"
+        return f"{self.label} {self.value:+.{places}f}"
+
+
+@dataclass(frozen=True)
 class RankedMove:
     """One legal move: its notation, (from, to) steps, afterstate ``[opponent, mover]``, the
     mover's cubeless probabilities and cubeless money equity after it, and its ``value`` by the
     measure the moves are ranked by (:func:`bgnet.cube.checker.describe` names it; the cubeless
-    equity again without a cube), with the match winning chances it leaves in a match (``mwc``).
-    The figures are None where nothing values the moves."""
+    equity again without a cube, ``cubeless``), with the match winning chances it leaves in a
+    match (``mwc``). The figures are None where nothing values the moves.
+
+    It is what every front end shows (the terminal's hints, the web answers and the page's
+    hints, UBGI's ``info`` line): :meth:`figures` is the one place that says which figures a
+    move has and how they are labelled."""
 
     notation: str
     steps: tuple[tuple[int, int], ...]
@@ -110,6 +152,73 @@ class RankedMove:
     equity: float | None = None
     value: float | None = None
     mwc: float | None = None
+    cubeless: bool = True
+
+    @property
+    def cubeful(self) -> float | None:
+        """The value by a measure with the cube (cubeful money equity, or EMG in a match);
+        None where the moves are valued cubelessly or not at all."""
+        return None if self.cubeless else self.value
+
+    def figures(self) -> tuple[Figure, ...]:
+        """The move's figures, labelled as GNU Backgammon and XG label them: in a match its match
+        winning chances (MWC) and their equity at the score (EMG), with the cubeless money
+        equity beside them; in money play with the cube its cubeful equity, the cubeless one
+        beside it; in cubeless play its equity (cubeless). None without values.
+
+        >>> m = RankedMove("8/5 6/5", ((8, 5), (6, 5)), np.zeros((2, 25)), None, 0.1, 0.2, 0.6,
+        ...                cubeless=False)
+        >>> "  ".join(f.text() for f in m.figures())
+        'MWC 60.00%  EMG +0.200  cubeless equity +0.100'
+        """
+        if self.value is None or self.equity is None:
+            return ()
+        if self.cubeless:
+            return (Figure("equity", "equity (cubeless)", self.equity),)
+        if self.mwc is not None:
+            return (Figure("mwc", "MWC", self.mwc), Figure("emg", "EMG", self.value),
+                    Figure("equity", "cubeless equity", self.equity))
+        return (Figure("cubeful", "cubeful equity", self.value),
+                Figure("equity", "cubeless equity", self.equity))
+
+    def ranked_by(self) -> str:
+        """What moves valued as this one are ranked by, in the words its figures are labelled
+        with ("" without values)."""
+        if self.value is None:
+            return ""
+        if self.cubeless:
+            return "equity (cubeless)"
+        if self.mwc is not None:
+            return "MWC (match winning chances) and EMG (equity at the score)"
+        return "cubeful equity"
+
+
+@njit(cache=True)
+def segment_argmax(values, offsets):
+    """Row index of the largest value inside each segment ``offsets[n]:offsets[n + 1]``.
+
+    Ties go to the first row, so the choice is reproducible. Every segment must be non-empty
+    (``generate_batch`` guarantees it: a position with no legal move has one row, itself).
+    """
+    n = offsets.shape[0] - 1
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        lo, hi = offsets[i], offsets[i + 1]
+        best = lo
+        for r in range(lo + 1, hi):
+            if values[r] > values[best]:
+                best = r
+        out[i] = best
+    return out
+
+
+def best_first(values) -> list[int]:
+    """The rows of ``values``, best (highest) first; equal values keep their order.
+
+    >>> best_first(np.array([0.1, 0.5, 0.3, 0.5]))
+    [1, 3, 2, 0]
+    """
+    return [int(j) for j in np.argsort(-np.asarray(values), kind="stable")]
 
 
 def keep_best(values: np.ndarray, order: Sequence[int], keep: int, margin: float) -> list[int]:
@@ -150,7 +259,7 @@ def rank_afterstates(bot: Ranker, after: np.ndarray, probs: np.ndarray, ply: int
     """
     if values is None:
         values = score(probs, np.arange(len(after)))
-    order = [int(j) for j in np.argsort(-values, kind="stable")]
+    order = best_first(values)
     if ply == 0 or not order:
         return order
     cand = keep_best(values, order, settings.keep, settings.margin)
@@ -162,7 +271,7 @@ def rank_afterstates(bot: Ranker, after: np.ndarray, probs: np.ndarray, ply: int
     first = 1 if filter_1ply else ply
     deep_probs = bot.afterstate_probabilities(after[cand], first)
     v = score(deep_probs, cand)
-    ranked = [int(k) for k in np.argsort(-v, kind="stable")]
+    ranked = best_first(v)
     if ply > first:
         deep = keep_best(v, ranked, settings.keep_1ply, settings.margin_1ply)
         if len(deep) > 1:
@@ -214,14 +323,118 @@ def rank_moves(bot: Ranker, board: np.ndarray, d1: int, d2: int, ply: int | None
         top = order[:limit]
         probs[top] = bot.afterstate_probabilities(after[top], depth)
         v = measure.values(probs[top], after[top])
-        order = [top[i] for i in np.argsort(-v, kind="stable")] + order[limit:]
+        order = [top[i] for i in best_first(v)] + order[limit:]
     values = measure.values(probs, after)
     return [RankedMove(format_move(steps[j], board), steps_of(steps[j]), after[j],
                        tuple(float(x) for x in probs[j]), float(money_equity(probs[j])),
-                       float(values[j]), measure.to_mwc(float(values[j]))) for j in order]
+                       float(values[j]), measure.to_mwc(float(values[j])), measure.cubeless)
+            for j in order]
 
 
 def steps_of(raw) -> tuple[tuple[int, int], ...]:
     """The (from, to) steps of a move as :mod:`bgnet.engine.movegen` writes them (int8[4, 2],
     -1 where there is none), as a tuple of pairs."""
     return tuple((int(a), int(b)) for a, b in np.asarray(raw).reshape(-1, 2) if a >= 0)
+
+
+def choose_afterstates(bot: Ranker, boards: np.ndarray, dice: np.ndarray, ply: int,
+                       contexts=None) -> tuple[np.ndarray, np.ndarray]:
+    """The move ``bot`` (a bot that :attr:`~bgnet.bots.base.Bot.searches`) plays in each of many
+    positions at ``ply``: ``(afterstates int8[N, 2, 25], steps int8[N, 4, 2])``.
+
+    Every afterstate of every position is valued at 0-ply in one call; at 0-ply a compiled argmax
+    per position picks the best, deeper each position's moves go through
+    :func:`rank_afterstates` and its move filter. Moves are ranked by the bot's
+    :meth:`~bgnet.bots.base.Bot.move_measure` of ``contexts`` (cubeless money equity where it
+    gives none)."""
+    boards = np.ascontiguousarray(boards, np.int8)
+    dice = np.ascontiguousarray(dice, np.int64)
+    after, steps, off = generate_batch(boards, dice)
+    parent_of = parent_rows(off)
+    probs = bot.afterstate_probabilities(after, 0, parents=boards, parent_of=parent_of)
+    measure = bot.move_measure(contexts)
+    eq = money_equity(probs) if measure is None else measure.values(probs, after, parent_of)
+    if ply == 0:
+        best = segment_argmax(eq, off)
+        return after[best], steps[best]
+    best = np.empty(len(boards), np.int64)
+    for i in range(len(boards)):
+        rows = slice(off[i], off[i + 1])
+        score = money_score if measure is None else measure_score(measure, after[rows], i)
+        order = rank_afterstates(bot, after[rows], probs[rows].copy(), ply, values=eq[rows],
+                                 score=score, settings=bot.search, value_lone=False)
+        best[i] = off[i] + order[0]
+    return after[best], steps[best]
+
+
+def filtered_candidates(bot: Ranker, boards: np.ndarray, dice: np.ndarray, keep: int,
+                        margin: float) -> tuple[np.ndarray, list[list[int]]]:
+    """The move filter at 0-ply over many positions: every afterstate (``after``, as
+    :func:`bgnet.engine.movegen.generate_batch` writes them) and, per position, the rows of its
+    best ``keep`` moves within ``margin`` cubeless equity of the best, best first."""
+    boards = np.ascontiguousarray(boards, np.int8)
+    after, _, off = generate_batch(boards, np.ascontiguousarray(dice, np.int64))
+    probs = bot.afterstate_probabilities(after, 0, parents=boards, parent_of=parent_rows(off))
+    eq = money_equity(probs)
+    return after, [keep_best(eq, [off[i] + j for j in best_first(eq[off[i]:off[i + 1]])],
+                             keep, margin) for i in range(len(boards))]
+
+
+# ---------------------------------------------------------------------------------------------
+# the 21 rolls
+
+
+def roll_afterstates(boards: np.ndarray):
+    """Every roll of every position: ``(parents, afterstates, offsets)``, the rows of position
+    ``n``'s roll ``ROLLS[r]`` at ``off[21 * n + r]:off[21 * n + r + 1]`` and ``parents`` each
+    position repeated once a roll (the position each segment's moves start from)."""
+    parents = np.repeat(np.ascontiguousarray(boards, np.int8), len(ROLLS), axis=0)
+    after, _, off = generate_batch(parents, np.tile(ROLLS, (len(boards), 1)))
+    return parents, after, off
+
+
+def mean_over_rolls(per_roll: np.ndarray) -> np.ndarray:
+    """Probabilities of each position's 21 rolls (rows ``21 * n + r``) averaged with the rolls'
+    chances: one row a position."""
+    n = len(per_roll) // len(ROLLS)
+    w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
+    return (per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1)
+
+
+def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray):
+    """Every roll of every position about to roll, each side playing its best 0-ply move by the
+    evaluator ``ev``: ``(afterstates, the mover's probabilities of each, best)``, where
+    ``best[21 * n + r]`` is the row of position ``n``'s best afterstate for ``ROLLS[r]``.
+
+    Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
+    evaluated once, and each from its position's first layer where ``ev`` can
+    (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
+    (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
+    _, after, off = roll_afterstates(boards)
+    parent_of = parent_rows(off, len(ROLLS))
+    if getattr(ev, "keeps_values", False):
+        probs = afterstates_of(ev, after, boards, parent_of)
+    else:
+        once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
+        probs = afterstates_of(ev, after[once], boards, parent_of[once])[back]
+    return after, probs, segment_argmax(money_equity(probs), off)
+
+
+def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: int = 512):
+    """:func:`best_of_rolls` shaped by position: the mover's probabilities float64[N, 21, 5] of
+    its best 0-ply move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
+    Positions that repeat (the trials of a rollout standing on the same position) share their
+    21 rolls; ``chunk`` distinct positions are generated and evaluated in one call."""
+    n = len(boards)
+    probs = np.empty((n, 21, 5), np.float64)
+    chosen = np.empty((n, 21, 2, 25), np.int8)
+    first, inverse = unique_boards(boards)
+    distinct = boards[first]
+    for lo in range(0, len(distinct), chunk):
+        part = distinct[lo:lo + chunk]
+        m = len(part)
+        after, p, best = best_of_rolls(ev, part)
+        rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
+        probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]
+        chosen[rows] = after[best].reshape(m, 21, 2, 25)[inverse[rows] - lo]
+    return probs, chosen

@@ -3,7 +3,7 @@ function that values afterstates (the shape every net bot takes).
 
 Both work on whole batches: one call to the compiled move generator for every position, one call
 to the value function for every legal afterstate of every position, and a compiled per-position
-argmax over the flat result.
+argmax over the flat result (:func:`bgnet.bots.search.segment_argmax`).
 """
 from __future__ import annotations
 
@@ -13,27 +13,9 @@ import numpy as np
 from numba import njit
 
 from bgnet.bots.base import Bot
+from bgnet.bots.search import segment_argmax
 from bgnet.engine.board import game_result
 from bgnet.engine.movegen import generate_batch
-
-
-@njit(cache=True)
-def segment_argmax(values, offsets):
-    """Row index of the largest value inside each segment ``offsets[n]:offsets[n + 1]``.
-
-    Ties go to the first row, so the choice is reproducible. Every segment must be non-empty
-    (``generate_batch`` guarantees it: a position with no legal move has one row, itself).
-    """
-    n = offsets.shape[0] - 1
-    out = np.empty(n, np.int64)
-    for i in range(n):
-        lo, hi = offsets[i], offsets[i + 1]
-        best = lo
-        for r in range(lo + 1, hi):
-            if values[r] > values[best]:
-                best = r
-        out[i] = best
-    return out
 
 
 @njit(cache=True)
@@ -64,7 +46,9 @@ class RandomBot(Bot):
         self.rng = np.random.default_rng(seed)
         self.name = "random" if seed is None else f"random:{seed}"
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        self.check_fixed_ply(ply)
         boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         counts = np.diff(offsets)
@@ -88,7 +72,9 @@ class GreedyBot(Bot):
         self.value_fn = value_fn
         self.name = name
 
-    def choose_moves(self, boards: np.ndarray, dice: np.ndarray):
+    def choose_moves(self, boards: np.ndarray, dice: np.ndarray, contexts=None,
+                     ply: int | None = None):
+        self.check_fixed_ply(ply)
         boards, dice = as_batch(boards, dice)
         after, steps, offsets = generate_batch(boards, dice)
         values = np.asarray(self.value_fn(after), dtype=np.float64).reshape(-1)

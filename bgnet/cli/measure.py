@@ -149,25 +149,25 @@ def _play_eval(a: argparse.Namespace, bot_a, bot_b):
     if a.match is not None and a.workers > 1:
         result = cube_play.play_matches_parallel(a.a, a.b, a.match, a.matches, a.workers,
                                                  seed=a.seed, progress=not quiet, batch=a.batch,
-                                                 keep_records=keep, cubeful_play=not a.cubeless_play,
+                                                 keep_records=keep, cubeless_play=a.cubeless_play,
                                                  cube_ply=a.cube_ply, device=a.device)
     elif a.match is not None:
         result = cube_play.play_matches(bot_a, bot_b, a.match, a.matches, seed=a.seed,
                                         progress=not quiet, batch=a.batch, keep_records=keep,
-                                        cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply)
+                                        cubeless_play=a.cubeless_play, cube_ply=a.cube_ply)
     elif (a.cube or keep) and a.workers > 1:
         # The same games as one process plays below, shared among the workers in duplicate pairs.
         result = cube_play.play_money_cube_parallel(
             a.a, a.b, a.games, a.workers, seed=a.seed, jacoby=a.jacoby, progress=not quiet,
             duplicate=duplicate, cube=a.cube, batch=a.batch, keep_records=keep,
-            cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply, device=a.device)
+            cubeless_play=a.cubeless_play, cube_ply=a.cube_ply, device=a.device)
     elif a.cube or keep:
         # Cubeless games to save are played through the rules engine with the cube left alone:
         # the same dice, and so for deterministic bots the same games, as the fast path below.
         result = cube_play.play_money_cube(bot_a, bot_b, a.games, seed=a.seed, jacoby=a.jacoby,
                                            progress=not quiet, duplicate=duplicate, cube=a.cube,
                                            batch=a.batch, keep_records=keep,
-                                           cubeful_play=not a.cubeless_play, cube_ply=a.cube_ply)
+                                           cubeless_play=a.cubeless_play, cube_ply=a.cube_ply)
     elif a.workers > 1:
         from bgnet.measure.match import play_games_parallel
 

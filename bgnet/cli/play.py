@@ -63,7 +63,7 @@ def play_main(argv: list[str]) -> int:
         p.error(f"{a.save} already exists: choose another file for --save (bgnet play does not "
                 "overwrite it)")
     bot = load_bot_arg(a.bot, ply=a.ply)
-    session = PlaySession(Advisor(bot, cubeful=not a.cubeless_play), match_length=a.match, games=a.games, seed=a.seed,
+    session = PlaySession(Advisor(bot, cubeless_play=a.cubeless_play), match_length=a.match, games=a.games, seed=a.seed,
                           name=a.name, jacoby=a.jacoby, save_path=a.save, hints=a.hints)
     try:
         return session.run()

@@ -141,7 +141,7 @@ def serve_main(argv: list[str]) -> int:
         database = None if a.no_db else GameDatabase(a.db if a.db is not None else default_path())
         bot, ply = load(a.bot, a.ply)
         app = create_app(bot, ply=ply, timeout=a.timeout, max_waiting=a.max_waiting,
-                         max_games=a.max_games, seed=a.seed, cubeful_play=not a.cubeless_play,
+                         max_games=a.max_games, seed=a.seed, cubeless_play=a.cubeless_play,
                          database=database)
     except (BadArgument, BadInputFile) as e:
         if database is not None:
@@ -189,7 +189,7 @@ def serve_external_main(argv: list[str]) -> int:
         p.error(f"--port must be from 1 to 65535; got {a.port}")
     bot = load_bot_arg(a.bot, ply=a.ply)
     log = (lambda line, reply: print(f"<- {line}\n-> {reply}", flush=True)) if a.verbose else None
-    advisor = Advisor(bot, cubeful=not a.cubeless_play)
+    advisor = Advisor(bot, cubeless_play=a.cubeless_play)
     try:
         server = ExternalServer((a.host, a.port), ExternalPlayer(advisor, jacoby=a.jacoby, log=log))
     except OSError as e:

@@ -321,10 +321,10 @@ def _efficiency_row(efficiency) -> np.ndarray:
     return np.array([x, x, x, 0.0, x, x, x], np.float64)
 
 
-def context_key(ctx: MatchContext | None, cubeful: bool = True) -> tuple:
+def context_key(ctx: MatchContext | None, cubeless_play: bool = False) -> tuple:
     """The parameters of the measure for moves played in ``ctx`` (the mover on roll): a tuple of
-    :data:`_NPARAMS` ints. None, or ``cubeful`` false, gives the cubeless measure."""
-    if ctx is None or not cubeful:
+    :data:`_NPARAMS` ints. None, or ``cubeless_play``, gives the cubeless measure."""
+    if ctx is None or cubeless_play:
         return (CUBELESS,) + (0,) * (_NPARAMS - 1)
     return _key(ctx.cube_value, ctx.cube_owner, ctx.player_on_roll, ctx.crawford,
                 ctx.match_length, tuple(ctx.score), ctx.jacoby)
@@ -371,15 +371,16 @@ def _tables(met: MatchEquityTable, opp_away: int, my_away: int, crawford: bool) 
 class MoveMeasure:
     """Values of afterstates for their movers, each position with its own context (see the
     module docstring). ``contexts``: one :class:`~bgnet.engine.state.MatchContext` (the mover on
-    roll) or None per position, or one for all; ``cubeful`` False values every move cubelessly;
+    roll) or None per position, or one for all; ``cubeless_play`` values every move cubelessly;
     ``met`` and ``efficiency`` as :func:`bgnet.cube.decide_context` takes them."""
 
     def __init__(self, contexts, met: MatchEquityTable | str | None = None, efficiency=None,
-                 cubeful: bool = True):
+                 cubeless_play: bool = False):
         self.met = load_met(met)
         self.eff = _efficiency_row(efficiency)
         many = isinstance(contexts, Sequence) and not isinstance(contexts, MatchContext)
-        keys = [context_key(c, cubeful) for c in contexts] if many else [context_key(contexts, cubeful)]
+        keys = ([context_key(c, cubeless_play) for c in contexts] if many
+                else [context_key(contexts, cubeless_play)])
         index: dict[tuple, int] = {}
         self.position_group = np.array([index.setdefault(k, len(index)) for k in keys], np.int64)
         self.params = np.array(list(index), np.int64).reshape(-1, _NPARAMS)
@@ -434,21 +435,21 @@ class MoveMeasure:
 
 
 @lru_cache(maxsize=1024)
-def _measure_cached(ctx: MatchContext | None, met, efficiency, cubeful: bool) -> MoveMeasure:
-    return MoveMeasure(ctx, met, efficiency, cubeful)
+def _measure_cached(ctx: MatchContext | None, met, efficiency, cubeless_play: bool) -> MoveMeasure:
+    return MoveMeasure(ctx, met, efficiency, cubeless_play)
 
 
 def measure_for(ctx: MatchContext | None, met: MatchEquityTable | str | None = None,
-                efficiency=None, cubeful: bool = True) -> MoveMeasure:
+                efficiency=None, cubeless_play: bool = False) -> MoveMeasure:
     """The measure for the moves of one position played in ``ctx`` (cached: contexts, tables and
     efficiencies are immutable)."""
     try:
-        return _measure_cached(ctx, met, efficiency, cubeful)
+        return _measure_cached(ctx, met, efficiency, cubeless_play)
     except TypeError:  # something unhashable (an efficiency given as a list, say)
-        return MoveMeasure(ctx, met, efficiency, cubeful)
+        return MoveMeasure(ctx, met, efficiency, cubeless_play)
 
 
-def describe(ctx: MatchContext | None, cubeful: bool = True) -> str:
+def describe(ctx: MatchContext | None, cubeless_play: bool = False) -> str:
     """What moves are ranked by in ``ctx``, in words, for hints and reports.
 
     >>> describe(MatchContext(match_length=7, score=(3, 5)))
@@ -456,7 +457,7 @@ def describe(ctx: MatchContext | None, cubeful: bool = True) -> str:
     >>> describe(MatchContext()), describe(None)
     ('cubeful money equity', 'cubeless money equity')
     """
-    kind = context_key(ctx, cubeful)[P_KIND]
+    kind = context_key(ctx, cubeless_play)[P_KIND]
     if kind == MATCH:
         return "cubeful equity at the score (EMG; MWC beside it)"
     return "cubeful money equity" if kind == MONEY else "cubeless money equity"

@@ -14,11 +14,11 @@ decisions:
   from those probabilities; he takes when its ``take`` says so (double/take worth less to the
   doubler than double/pass). The doubler's analysis is never used for the answer, so a strong
   taker is not misled by a weak doubler's estimate.
-* **Moves.** ``bot.choose_moves_with_cube`` for the position, dice and context (cube value and
+* **Moves.** ``bot.choose_moves`` for the position, dice and context (cube value and
   owner, score): a net bot ranks its moves by the match's own measure
   (:mod:`bgnet.cube.checker`: cubeful match winning chances at the score, cubeful money equity);
   bots that do not know the cube (pubeval, random, ``gnubg:N`` through ``gnubg_nn``) play their
-  usual move. ``cubeful_play=False`` asks for ``bot.choose_moves`` (the cubeless choice) instead,
+  usual move. ``cubeless_play`` gives no context (the cubeless choice) instead,
   as do money games without the cube. A forced move (one legal afterstate) or no move is played
   without asking.
 
@@ -190,8 +190,8 @@ def _answer(offered, taker: CubePlayer) -> None:
 
 
 def _move_step(slots, players, cubeful: bool) -> None:
-    """The players on roll play their dice: one call per bot, ``choose_moves_with_cube`` with
-    each position's context where the cube is in play (``cubeful``), else ``choose_moves``."""
+    """The players on roll play their dice: one ``choose_moves`` call per bot, given each
+    position's context where the cube is in play (``cubeful``), else none."""
     by_player = ([s for s in slots if s.game.player_on_roll == 0],
                  [s for s in slots if s.game.player_on_roll == 1])  # before anyone plays
     for p in (0, 1):
@@ -207,11 +207,9 @@ def _move_step(slots, players, cubeful: bool) -> None:
             continue
         boards = np.stack([s.game.board for s in ask])
         dice = np.array([s.game.dice for s in ask], np.int64)
-        if cubeful:  # each position's cube and score: the mover's measure of a move
-            chosen = players[p].bot.choose_moves_with_cube(boards, dice,
-                                                           [s.game.context() for s in ask])[0]
-        else:
-            chosen = players[p].bot.choose_moves(boards, dice)[0]
+        # each position's cube and score where they count: the mover's measure of a move
+        contexts = [s.game.context() for s in ask] if cubeful else None
+        chosen = players[p].bot.choose_moves(boards, dice, contexts)[0]
         for s, after in zip(ask, chosen):
             try:
                 s.game.play(after)
@@ -222,10 +220,10 @@ def _move_step(slots, players, cubeful: bool) -> None:
 
 
 def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, on_done,
-         cubeful_play: bool = True) -> None:
+         cubeless_play: bool = False) -> None:
     """Play ``total`` slots, ``batch`` at a time, to the end: ``on_game(slot, game)`` after
     every game, ``on_done(slot)`` when a slot has nothing left to play. Checker plays are
-    chosen with each position's cube and score where the cube is in play and ``cubeful_play``."""
+    chosen with each position's cube and score where the cube is in play, unless ``cubeless_play``."""
     if batch < 1:
         raise ValueError(f"batch must be at least 1; got {batch}")
     active: list[_MatchSlot | _MoneySlot] = []
@@ -238,7 +236,7 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
         for s in active:
             if s.game.phase == ROLL:
                 s.roll()
-        _move_step([s for s in active if s.game.phase == MOVE], players, cube and cubeful_play)
+        _move_step([s for s in active if s.game.phase == MOVE], players, cube and not cubeless_play)
         still = []
         for s in active:
             if not s.game.over:
@@ -261,14 +259,14 @@ def _run(make_slot, total: int, players, cube: bool, batch: int, bar, on_game, o
 def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 0,
                  progress: bool = True, *, batch: int = 256, keep_records: bool = False,
                  met=None, efficiency=None, max_cube: int = MAX_CUBE,
-                 cubeful_play: bool = True, cube_ply: int | None = None) -> MatchPlayResult:
+                 cubeless_play: bool = False, cube_ply: int | None = None) -> MatchPlayResult:
     """Play ``matches`` matches to ``length`` points between A (player 0) and B.
 
     ``batch`` matches are in flight at once. ``keep_records`` keeps every game's record (for
     :meth:`MatchPlayResult.save_mat`; it costs memory on long runs). ``met`` (a table, a shipped
     name or a GNU Backgammon XML file) and ``efficiency`` override both bots' cube settings.
     Bots choose their checker plays with the score and cube known
-    (:meth:`bgnet.bots.base.Bot.choose_moves_with_cube`); ``cubeful_play`` False asks both for
+    (:meth:`bgnet.bots.base.Bot.choose_moves` with contexts); ``cubeless_play`` asks both for
     their cubeless choice instead, for comparison. ``cube_ply`` sets the depth of the cube
     decisions of bots that search (see :func:`cube_players`).
     """
@@ -278,7 +276,7 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
     t0 = time.perf_counter()
     try:
         rows, winners, records = _match_range(players, length, 0, matches, seed, batch, max_cube,
-                                              cubeful_play, keep_records, bar)
+                                              cubeless_play, keep_records, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -289,7 +287,7 @@ def play_matches(bot_a: Bot, bot_b: Bot, length: int, matches: int, seed: int = 
 def play_matches_parallel(spec_a: str, spec_b: str, length: int, matches: int, workers: int,
                           seed: int = 0, progress: bool = True, *, batch: int = 256,
                           keep_records: bool = False, max_cube: int = MAX_CUBE,
-                          cubeful_play: bool = True, cube_ply: int | None = None,
+                          cubeless_play: bool = False, cube_ply: int | None = None,
                           device: str = "cpu") -> MatchPlayResult:
     """:func:`play_matches` with the matches shared among ``workers`` processes, each loading
     the bots from their specs (as ``bgnet eval`` names them) with their own cube settings. Match
@@ -311,7 +309,7 @@ def play_matches_parallel(spec_a: str, spec_b: str, length: int, matches: int, w
     bar = _bar(matches, f"{spec_a} vs {spec_b}", "match", progress)
     t0 = time.perf_counter()
     with worker_pool.pool(n_workers, (spec_a, spec_b), device) as pool:
-        jobs = [pool.submit(_worker_matches, length, lo, hi, seed, batch, max_cube, cubeful_play,
+        jobs = [pool.submit(_worker_matches, length, lo, hi, seed, batch, max_cube, cubeless_play,
                             cube_ply, keep_records) for lo, hi in parts]
         try:
             for job in as_completed(jobs):
@@ -330,18 +328,18 @@ def play_matches_parallel(spec_a: str, spec_b: str, length: int, matches: int, w
 
 
 def _worker_matches(length: int, first: int, last: int, seed: int, batch: int, max_cube: int,
-                    cubeful_play: bool, cube_ply: int | None, keep_records: bool = False):
+                    cubeless_play: bool, cube_ply: int | None, keep_records: bool = False):
     from bgnet.measure import workers as worker_pool
 
     bot_a, bot_b = worker_pool.bots()
     players = cube_players(bot_a, bot_b, None, None, cube_ply)
     rows, winners, records = _match_range(players, length, first, last, seed, batch, max_cube,
-                                          cubeful_play, keep_records, None)
+                                          cubeless_play, keep_records, None)
     return first, rows, winners, records, (players[0].name, players[1].name)
 
 
 def _match_range(players, length: int, first: int, last: int, seed: int, batch: int,
-                 max_cube: int, cubeful_play: bool, keep_records: bool, bar):
+                 max_cube: int, cubeless_play: bool, keep_records: bool, bar):
     """Matches ``first`` to ``last - 1`` (match ``i`` rolls the dice of ``(seed, i)``): per match
     its games' rows, the winner of each, and the records when ``keep_records``."""
     names = mat_names(players[0].name, players[1].name)
@@ -357,7 +355,7 @@ def _match_range(players, length: int, first: int, last: int, seed: int, batch: 
             records[slot.index - first] = slot.match.record()
 
     _run(lambda i: _MatchSlot(first + i, length, seed, names, max_cube), n, players, True, batch,
-         bar, lambda s, g: rows[s.index - first].append(game_row(g)), done, cubeful_play)
+         bar, lambda s, g: rows[s.index - first].append(game_row(g)), done, cubeless_play)
     return rows, winners, records
 
 
@@ -380,11 +378,11 @@ def _match_result(name_a: str, name_b: str, length: int, rows, winners: np.ndarr
 def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: bool = False,
                     progress: bool = True, *, duplicate: bool = True, cube: bool = True,
                     batch: int = 256, keep_records: bool = False, met=None, efficiency=None,
-                    max_cube: int = MAX_CUBE, cubeful_play: bool = True,
+                    max_cube: int = MAX_CUBE, cubeless_play: bool = False,
                     cube_ply: int | None = None) -> MoneyCubeResult:
     """Play ``games`` money games between A (player 0) and B, with the cube unless ``cube`` is
     False, under the Jacoby rule if ``jacoby``. With the cube, checker plays are chosen by
-    cubeful equity (cube value and owner known) unless ``cubeful_play`` is False.
+    cubeful equity (cube value and owner known) unless ``cubeless_play``.
 
     With ``duplicate`` (the default) ``games`` must be even: games 2k and 2k+1 roll the same dice
     turn by turn with the seats swapped, as :func:`bgnet.measure.match.play_games` does (the
@@ -398,7 +396,7 @@ def play_money_cube(bot_a: Bot, bot_b: Bot, games: int, seed: int = 0, jacoby: b
     t0 = time.perf_counter()
     try:
         rows, kept = _money_range(players, games, 0, games, seed, jacoby, duplicate, cube, batch,
-                                  max_cube, cubeful_play, keep_records, bar)
+                                  max_cube, cubeless_play, keep_records, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -410,7 +408,7 @@ def play_money_cube_parallel(spec_a: str, spec_b: str, games: int, workers: int,
                              jacoby: bool = False, progress: bool = True, *,
                              duplicate: bool = True, cube: bool = True, batch: int = 256,
                              keep_records: bool = False, max_cube: int = MAX_CUBE,
-                             cubeful_play: bool = True, cube_ply: int | None = None,
+                             cubeless_play: bool = False, cube_ply: int | None = None,
                              device: str = "cpu") -> MoneyCubeResult:
     """:func:`play_money_cube` with the games shared among ``workers`` processes, each loading
     the bots from their specs (as ``bgnet eval`` names them) with their own cube settings. The
@@ -433,7 +431,7 @@ def play_money_cube_parallel(spec_a: str, spec_b: str, games: int, workers: int,
     t0 = time.perf_counter()
     with worker_pool.pool(n_workers, (spec_a, spec_b), device) as pool:
         jobs = [pool.submit(_worker_money, games, lo, hi, seed, jacoby, duplicate, cube, batch,
-                            max_cube, cubeful_play, cube_ply, keep_records) for lo, hi in parts]
+                            max_cube, cubeless_play, cube_ply, keep_records) for lo, hi in parts]
         try:
             for job in as_completed(jobs):
                 lo, part_rows, part_kept, names = job.result()
@@ -450,14 +448,14 @@ def play_money_cube_parallel(spec_a: str, spec_b: str, games: int, workers: int,
 
 
 def _worker_money(games: int, first: int, last: int, seed: int, jacoby: bool, duplicate: bool,
-                  cube: bool, batch: int, max_cube: int, cubeful_play: bool, cube_ply: int | None,
+                  cube: bool, batch: int, max_cube: int, cubeless_play: bool, cube_ply: int | None,
                   keep_records: bool):
     from bgnet.measure import workers as worker_pool
 
     bot_a, bot_b = worker_pool.bots()
     players = cube_players(bot_a, bot_b, None, None, cube_ply)
     rows, kept = _money_range(players, games, first, last, seed, jacoby, duplicate, cube, batch,
-                              max_cube, cubeful_play, keep_records, None)
+                              max_cube, cubeless_play, keep_records, None)
     return first, rows, kept, (players[0].name, players[1].name)
 
 
@@ -472,7 +470,7 @@ def _check_money(games, duplicate: bool, jacoby: bool, cube: bool) -> int:
 
 
 def _money_range(players, games: int, first: int, last: int, seed: int, jacoby: bool,
-                 duplicate: bool, cube: bool, batch: int, max_cube: int, cubeful_play: bool,
+                 duplicate: bool, cube: bool, batch: int, max_cube: int, cubeless_play: bool,
                  keep_records: bool, bar):
     """Games ``first`` to ``last - 1`` of ``games`` (game ``i`` rolls the dice it rolls among
     all of them): their rows, and their records when ``keep_records``."""
@@ -487,7 +485,7 @@ def _money_range(players, games: int, first: int, last: int, seed: int, jacoby: 
             kept[slot.index - first] = game.record
 
     _run(lambda i: _MoneySlot(first + i, dice, duplicate, jacoby, max_cube), n, players, cube,
-         batch, bar, game_over, lambda s: None, cubeful_play)
+         batch, bar, game_over, lambda s: None, cubeless_play)
     return rows, kept
 
 

@@ -32,11 +32,8 @@ class Halves(Bot):
         self.mover, self.cuber = mover, cuber
         self.name = f"{mover.name} moves, {cuber.name} cube"
 
-    def choose_moves(self, boards, dice):
-        return self.mover.choose_moves(boards, dice)
-
-    def choose_moves_with_cube(self, boards, dice, contexts):
-        return self.mover.choose_moves_with_cube(boards, dice, contexts)
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
+        return self.mover.choose_moves(boards, dice, contexts, ply)
 
     def evaluate(self, boards, ply=None):
         return self.cuber.evaluate(boards)

@@ -1,6 +1,9 @@
 """A bot at the table: its moves, its ranking of every move, and its cube and resignation answers.
 
-:class:`Advisor` wraps any :class:`~bgnet.bots.base.Bot`. Moves are always the bot's own. Hints,
+:class:`Advisor` wraps any :class:`~bgnet.bots.base.Bot`. Moves are always the bot's own;
+:meth:`Advisor.moves` is the one place that tells a bot that ranks its moves itself (it searches)
+from one that only chooses, for every front end (the web answers, UBGI), and gives them as
+:class:`~bgnet.bots.search.RankedMove` objects, whose figures are worked out in one place. Hints,
 cube decisions and answers to resignations need probabilities: they come from the bot itself
 when it can evaluate positions (net bots, ``gnubg:N``), otherwise from a *judge*, GNU
 Backgammon's 0-ply net when ``gnubg_nn`` is installed (pubeval and the random bot only choose
@@ -13,7 +16,7 @@ eval``): :func:`bgnet.cube.decide_context` on its cubeless probabilities with it
 
 Where the cube and score are known (a context: the mover on roll), moves are chosen and ranked by
 the match's own measure (:mod:`bgnet.cube.checker`): cubeful equity at the score in a match (EMG,
-with the match winning chances beside it), cubeful money equity with the cube. ``cubeful=False``
+with the match winning chances beside it), cubeful money equity with the cube. ``cubeless_play``
 keeps the cubeless choice and ranking, as without a context.
 """
 from __future__ import annotations
@@ -31,17 +34,21 @@ from bgnet.nn.probs import equity as money_equity
 from bgnet.nn.probs import flip
 
 
+class MatchStateError(ValueError):
+    """Moves cannot be ranked in this match state (a score or cube no measure can value)."""
+
+
 class Advisor:
     """``bot`` plays; ``judge`` (default: the bot if it can evaluate, else GNU Backgammon's
     0-ply net if installed, else none) gives probabilities. ``note`` says in words where the
     judge came from, for the person at the table."""
 
     def __init__(self, bot: Bot, judge: Bot | None | Literal["auto"] = "auto", *,
-                 cubeful: bool = True):
+                 cubeless_play: bool = False):
         self.bot = bot
         self.note = ""
         self.judge = self._default_judge() if isinstance(judge, str) else judge
-        self.cubeful = bool(cubeful)
+        self.cubeless_play = bool(cubeless_play)
 
     def _default_judge(self) -> Bot | None:
         if self.bot.can_evaluate:
@@ -64,15 +71,19 @@ class Advisor:
     def context(self, ctx: MatchContext | None) -> MatchContext | None:
         """The context moves are chosen and ranked in: ``ctx``, or None (cubeless) when this
         advisor keeps the cubeless choice."""
-        return ctx if self.cubeful else None
+        return None if self.cubeless_play else ctx
 
     def measure(self, ctx: MatchContext | None):
         """The :class:`bgnet.cube.checker.MoveMeasure` of moves played in ``ctx`` (the mover on
-        roll; None: cubeless), with the judge's cube settings."""
+        roll; None: cubeless), with the judge's cube settings; :class:`MatchStateError` where
+        no measure can value them."""
         from bgnet.cube.checker import measure_for
 
         met, efficiency = (self.judge or self.bot).cube_settings()
-        return measure_for(self.context(ctx), met, efficiency)
+        try:
+            return measure_for(self.context(ctx), met, efficiency)
+        except ValueError as e:
+            raise MatchStateError(str(e)) from None
 
     def choose(self, board: np.ndarray, d1: int, d2: int,
                ctx: MatchContext | None = None) -> tuple[np.ndarray, tuple] | None:
@@ -82,12 +93,35 @@ class Advisor:
             return None
         boards = np.ascontiguousarray(board, np.int8)[None]
         dice = np.array([[d1, d2]], np.int64)
-        ctx = self.context(ctx)
-        if ctx is None:
-            after, steps = self.bot.choose_moves(boards, dice)
-        else:
-            after, steps = self.bot.choose_moves_with_cube(boards, dice, ctx)
+        after, steps = self.bot.choose_moves(boards, dice, self.context(ctx))
         return after[0], steps_of(steps[0])
+
+    def moves(self, board: np.ndarray, d1: int, d2: int, ctx: MatchContext | None = None, *,
+              ply: int | None = None, limit: int | None = None,
+              best_only: bool = False) -> list[RankedMove]:
+        """The bot's moves, its own choice first; empty when no move is legal. With ``ctx`` (the
+        mover on roll) moves are chosen and ranked by the match's own measure.
+
+        A bot that searches ranks every move itself, at ``ply`` (None: its own depth), by the
+        one search (:func:`bgnet.bots.search.rank_moves`; ``limit``: its best ``limit`` are all
+        valued at ``ply``). Another bot only chooses its move: it comes first, and the judge
+        (:meth:`ranked_moves`) gives every move its figures and the others their order; with
+        ``best_only`` the bot's move alone is given, without figures (nothing is ranked). A match
+        state no measure can value is refused (:class:`MatchStateError`) before the bot is
+        asked."""
+        measure = self.measure(ctx) if self.bot.searches or not best_only else None
+        if self.bot.searches:
+            return rank_moves(self.bot, board, d1, d2, ply, self.context(ctx),
+                              measure=measure, limit=limit)
+        choice = self.choose(board, d1, d2, ctx)
+        if choice is None:
+            return []
+        chosen, steps = choice
+        if best_only:
+            return [RankedMove(format_move(steps, board), steps, chosen)]
+        moves = self.ranked_moves(board, d1, d2, ctx)
+        moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
+        return moves
 
     def ranked_moves(self, board: np.ndarray, d1: int, d2: int,
                      ctx: MatchContext | None = None) -> list[RankedMove]:
@@ -160,4 +194,4 @@ def most_possible(loser_board: np.ndarray) -> int:
     return 3 if int(side[18:25].sum()) else 2
 
 
-__all__ = ["Advisor", "most_possible"]
+__all__ = ["Advisor", "MatchStateError", "most_possible"]

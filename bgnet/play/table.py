@@ -248,7 +248,6 @@ class MoveHint(Event):
     shown: int
     judge: str
     ranked_by: str  # what the moves are ranked by, in words ("" without a judge)
-    cubeless: bool
 
     @property
     def text(self) -> str:
@@ -262,7 +261,8 @@ class MoveHint(Event):
         for i, m in enumerate(self.moves[:self.shown], 1):
             # Two lines a move, so that a hint fits an 80-column terminal: the move and what it
             # is ranked by, then its probabilities under it.
-            lines.append(f"  {i}. {m.notation:<24s}{move_figures(m, self.cubeless)}".rstrip())
+            figures = "  ".join(f.text() for f in m.figures())
+            lines.append(f"  {i}. {m.notation:<24s}{figures}".rstrip())
             if m.probabilities is not None:
                 lines.append(f"       {stats(m.probabilities)}")
         return "\n".join(lines)
@@ -571,9 +571,7 @@ class Table:
     def move_hint(self, n: int) -> MoveHint:
         g = self.game
         ranked = self.advisor.ranked_moves(g.board, *g.dice, g.context())
-        measure = self.advisor.measure(g.context())
-        by = "" if not ranked or ranked[0].value is None else measure_name(measure)
-        return MoveHint(tuple(ranked), n, self.judge_name(), by, measure.cubeless)
+        return MoveHint(tuple(ranked), n, self.judge_name(), ranked[0].ranked_by() if ranked else "")
 
     def cube_hint(self) -> CubeHint:
         g = self.game
@@ -744,29 +742,6 @@ def _moment(match: Match) -> dict:
 def dice_text(dice) -> str:
     """The dice rolled, higher first: "6-4"."""
     return f"{max(dice)}-{min(dice)}"
-
-
-def measure_name(measure) -> str:
-    """What a hint ranks moves by, in the words its figures are labelled with."""
-    if measure.cubeless:
-        return "equity (cubeless)"
-    if measure.to_mwc(0.0) is not None:
-        return "MWC (match winning chances) and EMG (equity at the score)"
-    return "cubeful equity"
-
-
-def move_figures(m: RankedMove, cubeless: bool) -> str:
-    """A hinted move's value, labelled by its measure as GNU Backgammon and XG label it: in a
-    match its match winning chances (MWC, %) and their equity at the score (EMG), with the
-    cubeless money equity beside them; in money play with the cube its cubeful equity, the
-    cubeless one beside it; in cubeless play its equity (cubeless). Empty without a judge."""
-    if m.value is None:
-        return ""
-    if cubeless:
-        return f"equity (cubeless) {m.equity:+.3f}"
-    if m.mwc is not None:
-        return f"MWC {100 * m.mwc:.2f}%  EMG {m.value:+.3f}  cubeless equity {m.equity:+.3f}"
-    return f"cubeful equity {m.value:+.3f}  cubeless equity {m.equity:+.3f}"
 
 
 def stats(probs) -> str:

@@ -113,7 +113,7 @@ class UbgiEngine:
         self.log = log or (lambda text: None)
         self.ply = ply
         self.bot = load(self._spec_at(ply))
-        self.cubeful = True
+        self.cubeless_play = False
         self.advisor = Advisor(self.bot)
         if self.advisor.note:
             self.log(f"note: {self.advisor.note}")
@@ -153,7 +153,7 @@ class UbgiEngine:
         return f"{base if base and tail.isdigit() else self.spec}@{ply}"
 
     def _eval_mode(self) -> str:
-        return "cubeful" if self.cubeful else "cubeless"
+        return "cubeless" if self.cubeless_play else "cubeful"
 
     def has_depth(self) -> bool:
         """Whether the bot searches to a depth that the ``Ply`` option sets (net bots, gnubg)."""
@@ -220,7 +220,7 @@ class UbgiEngine:
                 raise UbgiError("bad_argument", "ply", f"a search depth 0, 1 or 2; got {value!r}")
             ply = int(value)
             self.bot = self.load(self._spec_at(ply))
-            self.advisor = Advisor(self.bot, cubeful=self.cubeful)
+            self.advisor = Advisor(self.bot, cubeless_play=self.cubeless_play)
             self.ply = ply
         elif key == "jacoby":
             if value.lower() not in ("true", "false", "on", "off", "1", "0"):
@@ -232,8 +232,8 @@ class UbgiEngine:
         elif key == "evalmode":
             if value.lower() not in ("cubeful", "cubeless"):
                 raise UbgiError("bad_argument", "evalmode", f"cubeful or cubeless; got {value!r}")
-            self.cubeful = value.lower() == "cubeful"
-            self.advisor = Advisor(self.bot, cubeful=self.cubeful)
+            self.cubeless_play = value.lower() == "cubeless"
+            self.advisor = Advisor(self.bot, cubeless_play=self.cubeless_play)
         else:
             raise UbgiError("unsupported_feature", "setoption", f"no option {name!r}")
         return []
@@ -400,25 +400,12 @@ class UbgiEngine:
         d1, d2 = self.dice
         ctx = self.context()
         start = time.perf_counter()
-        searches = self.advisor.judge is self.bot and self.bot.searches
-        ranked = self.advisor.ranked_moves(board, d1, d2, ctx) if searches else None
-        best = None
-        if ranked is not None:
-            steps = ranked[0].steps if ranked else ()
-            best = ranked[0] if ranked else None
-        else:
-            choice = self.advisor.choose(board, d1, d2, ctx)
-            steps = choice[1] if choice is not None else ()
+        moves = self.advisor.moves(board, d1, d2, ctx, best_only=True)
         ms = 1000 * (time.perf_counter() - start)
-        move = move_words(steps)
+        move = move_words(moves[0].steps if moves else ())
         info = f"info role chequer time {ms:.0f}"
-        if best is not None and best.value is not None:
-            if self.advisor.context(ctx) is None:
-                info += f" equity {best.equity:+.4f}"
-            elif best.mwc is not None:
-                info += f" mwc {best.mwc:.4f} emg {best.value:+.4f} equity {best.equity:+.4f}"
-            else:
-                info += f" cubeful {best.value:+.4f} equity {best.equity:+.4f}"
+        for f in moves[0].figures() if moves else ():
+            info += f" {f.key} {f.value:.4f}" if f.key == "mwc" else f" {f.key} {f.value:+.4f}"
         return [f"{info} pv {move}", f"bestmove {move}"]
 
     def _cube(self, board: np.ndarray) -> list[str]:

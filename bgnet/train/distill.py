@@ -131,16 +131,11 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
     """The candidates of each decision valued at ``ply`` by ``bot`` (see the module's docstring);
     a decision with a single candidate gives nothing unless ``singles`` (then its one afterstate
     is a sample too: it teaches the values' level, which the cube reads, where ranking needs none)."""
-    from bgnet.bots.evaluator import afterstates_of, parent_rows
-    from bgnet.bots.search import keep_best
-    from bgnet.nn.probs import equity
+    from bgnet.bots.search import filtered_candidates
 
-    after, _, off = generate_batch(np.ascontiguousarray(boards, np.int8), np.ascontiguousarray(dice, np.int64))
-    eq = equity(afterstates_of(bot.eval, after, boards, parent_rows(off)))
+    after, candidates = filtered_candidates(bot, boards, dice, keep, margin)
     rows, owner, k = [], [], 0
-    for i in range(len(boards)):
-        lo, hi = off[i], off[i + 1]
-        cand = keep_best(eq, lo + np.argsort(-eq[lo:hi], kind="stable"), keep, margin)
+    for cand in candidates:
         if len(cand) > 1 or singles:
             rows.append(cand)
             owner.append(np.full(len(cand), k))

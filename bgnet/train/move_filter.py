@@ -27,8 +27,7 @@ import numpy as np
 
 from bgnet.bots.evaluator import afterstates_of, parent_rows
 from bgnet.bots.gnubg_bots import money_equity
-from bgnet.bots.net import all_rolls, mean_over_rolls
-from bgnet.bots.simple import segment_argmax
+from bgnet.bots.search import mean_over_rolls, roll_afterstates, segment_argmax
 from bgnet.nn.encode import race_mask
 from bgnet.nn.probs import flip
 
@@ -127,6 +126,6 @@ class FilteredOnePly:
         """Probabilities for the side on roll of each of ``boards``, at 1-ply (the only depth)."""
         if ply != 1:
             raise ValueError(f"the filtered search looks 1 ply ahead; got ply={ply}")
-        parents, after, off = all_rolls(boards)
+        parents, after, off = roll_afterstates(boards)
         probs = self.filter.values(after, parents, off)
         return mean_over_rolls(probs[segment_argmax(valued_equity(probs), off)])

@@ -14,19 +14,17 @@ equity at the score in a match (EMG, the match winning chances beside it), cubef
 with the cube; answers name the measure (``ranked_by``), say why it is that one
 (``ranked_by_why``: a bare Position ID carries no cube and an XGID always does, so the same
 position ranks differently in the two spellings) and keep the cubeless equity beside it.
-Without them, or for a server started with ``cubeful=False``, moves rank by cubeless equity.
+Without them, or for a server started with ``cubeless_play``, moves rank by cubeless equity.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from bgnet.bots.search import rank_moves
+from bgnet.bots.search import RankedMove
 from bgnet.engine import position_id
-from bgnet.engine.movegen import generate
-from bgnet.engine.notation import format_move
 from bgnet.engine.state import MatchContext
 from bgnet.nn.probs import equity as money_equity
-from bgnet.play.advisor import Advisor
+from bgnet.play.advisor import Advisor, MatchStateError
 from bgnet.play.web.positions import bad, next_position_id, probs_dict, steps_list, wildbg_probs
 
 MAX_PLY = 2  # net bots search at 0, 1 or 2 ply
@@ -35,9 +33,9 @@ MAX_PLY = 2  # net bots search at 0, 1 or 2 ply
 class Answers:
     """The bot's answers; ``default_ply`` is the search depth used when a request names none."""
 
-    def __init__(self, bot, default_ply: int | None = None, cubeful: bool = True):
+    def __init__(self, bot, default_ply: int | None = None, cubeless_play: bool = False):
         self.bot = bot
-        self.advisor = Advisor(bot, cubeful=cubeful)
+        self.advisor = Advisor(bot, cubeless_play=cubeless_play)
         self.default_ply = default_ply
         self.searches = bot.searches  # net bots: a ply per request
 
@@ -69,50 +67,25 @@ class Answers:
         return self.evaluator
 
     # -- moves -----------------------------------------------------------------------------------
-    def measure(self, ctx: MatchContext | None):
-        """The measure moves played in ``ctx`` are ranked by (see the module docstring); a
-        context whose match is over is refused (400)."""
+    def ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None,
+               ctx: MatchContext | None = None, limit: int | None = None) -> list[RankedMove]:
+        """Every legal move best first (:meth:`bgnet.play.advisor.Advisor.moves`): net bots rank
+        every move themselves at ``ply``; other bots only choose one, theirs comes first and the
+        rest follow in the evaluator's order (the generator's without one). ``ctx`` (the mover
+        on roll): rank by the match's own measure; ``limit``: a net bot values its best
+        ``limit`` moves at ``ply`` (see :func:`bgnet.bots.search.rank_moves`)."""
         try:
-            return self.advisor.measure(ctx)
-        except ValueError as e:
+            return self.advisor.moves(board, d1, d2, ctx, ply=ply, limit=limit)
+        except MatchStateError as e:  # refused before the bot was asked
             raise bad(f"cannot rank moves in this match state: {e}") from None
 
-    def ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None,
-               ctx: MatchContext | None = None):
-        """Every legal move best first: (afterstate, steps, probabilities or None).
-
-        Net bots rank every move themselves at ``ply``. Other bots only choose one: theirs comes
-        first, the rest follow in the evaluator's order (the generator's without one). ``ctx``
-        (the mover on roll): rank by the match's own measure."""
-        return [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
-                for m in self._ranked(board, d1, d2, ply, ctx)]
-
-    def _ranked(self, board: np.ndarray, d1: int, d2: int, ply: int | None,
-                ctx: MatchContext | None = None, limit: int | None = None):
-        """:meth:`ranked` as :class:`bgnet.bots.search.RankedMove`; ``limit``: a net bot values
-        its best ``limit`` moves at ``ply`` (see :func:`bgnet.bots.search.rank_moves`)."""
-        measure = self.measure(ctx)  # a bad context is refused before the bot is asked
-        if self.searches:
-            return rank_moves(self.bot, board, d1, d2, ply, self.advisor.context(ctx),
-                              measure=measure, limit=limit)
-        moves = self.advisor.ranked_moves(board, d1, d2, ctx)
-        if moves:
-            choice = self.advisor.choose(board, d1, d2, ctx)
-            assert choice is not None  # a move is legal, so the bot has one
-            chosen = choice[0]
-            moves.sort(key=lambda m: not np.array_equal(m.after, chosen))  # stable: keeps the rest
-        return moves
-
     def valued(self, board: np.ndarray, d1: int, d2: int, ply: int | None, limit: int,
-               ctx: MatchContext | None = None):
-        """(number of legal moves, the best ``limit`` of them as (afterstate, steps,
-        probabilities)), every one valued at ``ply``: a net bot's search values only its few
-        best candidates that deep, so the others listed are valued again, and the list is
-        ordered by those values (by the measure of ``ctx``)."""
-        ranked = self._ranked(board, d1, d2, ply, ctx, limit)
-        top = [(m.after, m.steps, None if m.probabilities is None else np.array(m.probabilities))
-               for m in ranked[:limit]]
-        return len(ranked), top
+               ctx: MatchContext | None = None) -> tuple[int, list[RankedMove]]:
+        """(number of legal moves, the best ``limit`` of them), every one valued at ``ply``: a
+        net bot's search values only its few best candidates that deep, so the others listed
+        are valued again, and the list is ordered by those values (by the measure of ``ctx``)."""
+        ranked = self.ranked(board, d1, d2, ply, ctx, limit)
+        return len(ranked), ranked[:limit]
 
     def values_ply(self, ply: int | None) -> int | None:
         """The depth the values of :meth:`valued` come from: the ply asked of a net bot, else
@@ -125,22 +98,17 @@ class Answers:
               ctx: MatchContext | None = None) -> dict:
         count, top = self.valued(board, d1, d2, ply, limit, ctx)
         depth = self.values_ply(ply)
-        measure = self.measure(ctx)
-        out = []
-        for rank, (after, steps, probs) in enumerate(top, 1):
-            value = None if probs is None else float(measure.values(probs[None], after[None])[0])
-            mwc = None if value is None else measure.to_mwc(value)
-            out.append({
-                "rank": rank,
-                "notation": format_move(steps, board),
-                "play": steps_list(steps),
-                "next_position_id": next_position_id(after),
-                "value": None if value is None else round(value, 6),
-                "match_winning_chances": None if mwc is None else round(mwc, 6),
-                "equity": None if probs is None else round(float(money_equity(probs)), 6),
-                "probabilities": None if probs is None else probs_dict(probs),
-                "ply": None if probs is None else depth,
-            })
+        out = [{
+            "rank": rank,
+            "notation": m.notation,
+            "play": steps_list(m.steps),
+            "next_position_id": next_position_id(m.after),
+            "value": _r(m.value),
+            "match_winning_chances": _r(m.mwc),
+            "equity": _r(m.equity),
+            "probabilities": None if m.probabilities is None else probs_dict(m.probabilities),
+            "ply": None if m.probabilities is None else depth,
+        } for rank, m in enumerate(top, 1)]
         return {"position_id": position_id(board), "dice": [d1, d2], "ply": depth,
                 "legal_moves": count, "bot": self.bot.name,
                 "evaluator": self.evaluator_name,
@@ -151,7 +119,7 @@ class Answers:
         """Why the moves are ranked by :meth:`ranked_by`: what of the cube and score the request
         gave, and what another spelling of the same position would give (a bare Position ID
         carries neither, an XGID always carries both)."""
-        if not self.advisor.cubeful:
+        if self.advisor.cubeless_play:
             return ("this server ranks checker plays by cubeless money equity whatever the cube "
                     "and score (it was started with cubeful play off)")
         if ctx is None:
@@ -179,16 +147,11 @@ class Answers:
                      ctx: MatchContext | None = None) -> dict:
         """wildbg's ``/move``: every legal move best first (by the match's own measure at the
         score of ``ctx``, cubeless without it); one empty play when none is legal."""
-        if len(generate(board, d1, d2)[0]) == 0:
-            probs = self._after_probs(board)
-            return {"moves": [{"play": [], "probabilities": wildbg_probs(probs)}]}
-        moves = []
-        for after, steps, probs in self.ranked(board, d1, d2, self.default_ply, ctx):
-            if probs is None:
-                probs = self.advisor.afterstate_probabilities(after[None])[0] \
-                    if self.evaluator is not None else np.zeros(5)
-            moves.append({"play": steps_list(steps), "probabilities": wildbg_probs(probs)})
-        return {"moves": moves}
+        ranked = self.ranked(board, d1, d2, self.default_ply, ctx)
+        if not ranked:
+            return {"moves": [{"play": [], "probabilities": wildbg_probs(self._after_probs(board))}]}
+        return {"moves": [{"play": steps_list(m.steps), "probabilities": wildbg_probs(
+            np.zeros(5) if m.probabilities is None else m.probabilities)} for m in ranked]}
 
     def _after_probs(self, board: np.ndarray) -> np.ndarray:
         """The mover's probabilities when the turn passes (the position unchanged)."""

@@ -207,14 +207,14 @@ def _match_context(match_id: str) -> MatchContext:
 
 def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_waiting: int = 64,
                max_games: int = 500, seed=None, warm: bool = True,
-               cubeful_play: bool = True, database=None) -> FastAPI:
+               cubeless_play: bool = False, database=None) -> FastAPI:
     """The server for ``bot`` (default: the bot shipped with bgnet) searching at ``ply``.
 
     ``timeout``: seconds a request waits for the bot (then 504); ``max_waiting``: bot calls
     queued before requests get 503; ``max_games``: games kept for the play page (the one idle
     longest is dropped first); ``seed``: the dice of the page's games (tests); ``warm``: make
-    one bot call at start-up so the first request does not pay for compiling; ``cubeful_play``
-    False: moves rank by cubeless money equity even where the cube and score are given;
+    one bot call at start-up so the first request does not pay for compiling; ``cubeless_play``:
+    moves rank by cubeless money equity even where the cube and score are given;
     ``database``: a :class:`~bgnet.play.web.database.GameDatabase` that keeps the page's games
     across restarts (its games are restored now; None: games live in memory only).
     """
@@ -223,7 +223,7 @@ def create_app(bot=None, *, ply: int | None = None, timeout: float = 30.0, max_w
 
         bot = load_bot(ply=ply or 0)
     service = BotService(bot, timeout=timeout, max_waiting=max_waiting)
-    answers = Answers(bot, ply, cubeful=cubeful_play)
+    answers = Answers(bot, ply, cubeless_play=cubeless_play)
     games = GameStore(answers, service, max_games=max_games, seed=seed, database=database)
     app = FastAPI(title="bgnet", version=_version(), docs_url=None, redoc_url=None,
                   description=f"The backgammon bot {bot.name}: bgnet's API under /api/v1/, "

@@ -34,7 +34,6 @@ from bgnet.engine.board import pip_counts
 from bgnet.engine.game import DOUBLED, MOVE, OPENING, OVER, ROLL, RuleError
 from bgnet.engine.notation import format_move
 from bgnet.formats.match_id import match_id
-from bgnet.nn.probs import equity as money_equity
 from bgnet.play import clickmove
 from bgnet.play.table import BOT, HUMAN, Event, Refusal, Table
 from bgnet.play.web.positions import probs_dict
@@ -235,17 +234,10 @@ class WebGame:
         """The best moves with their figures, valued by the page's bot at its depth."""
         ply, ctx = self.answers.ply(None), g.context()
         count, top = self.answers.valued(g.board, max(g.dice), min(g.dice), ply, HINT_MOVES, ctx)
-        measure = self.answers.measure(ctx)
-        moves = []
-        for a, s, p in top:
-            value = None if p is None else float(measure.values(p[None], a[None])[0])
-            mwc = None if value is None or measure.cubeless else measure.to_mwc(value)
-            moves.append({"notation": format_move(s, g.board),
-                          "equity": None if p is None else round(float(money_equity(p)), 4),
-                          "cubeful_equity": None if measure.cubeless or value is None
-                          else round(value, 4),
-                          "mwc": None if mwc is None else round(mwc, 4),
-                          "probabilities": None if p is None else probs_dict(p)})
+        moves = [{"notation": m.notation, "equity": _r4(m.equity),
+                  "cubeful_equity": _r4(m.cubeful), "mwc": _r4(m.mwc),
+                  "probabilities": None if m.probabilities is None else probs_dict(m.probabilities)}
+                 for m in top]
         return {"moves": moves, "legal_moves": count, "ply": self.answers.values_ply(ply),
                 "by": self.answers.evaluator_name,
                 "ranked_by": self.answers.ranked_by(ctx)}
@@ -453,6 +445,10 @@ class GameStore:
                  response_class=PlainTextResponse, responses=ERRORS)
         async def game_sgf(request: Request, gid: str = gid_p):
             return await match_file(request, gid, "sgf")
+
+
+def _r4(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 4)
 
 
 __all__ = ["WebGame", "GameStore", "ACTIONS"]
