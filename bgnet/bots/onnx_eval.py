@@ -18,7 +18,7 @@ describes the bot (name, training summary, strength, cube settings; see
 Format versions. Version 2 stores the net's declared layout (:mod:`bgnet.nn.layout`) under
 ``layout``, and the graph's weights are initializers named by it (the torch ``state_dict`` keys),
 so the compiled forward pass finds each weight by its declared name. Version 1 (bgnet 0.1's
-exports, among them the shipped ``checkpoints/bgnet-default.onnx``) has no layout: its weights
+first exports) has no layout: its weights
 were named ``{net}_hidden{i}_{w|b}_{n}`` and ``{net}_logits_{w|b}_{n}`` (``net``: ``contact``,
 ``race`` or ``net``; ``i`` the index in the torch ``body``; ``n`` a counter), and
 :func:`_layout_v1` reads that naming back into a layout.
