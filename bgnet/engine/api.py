@@ -26,7 +26,14 @@ import numpy as np
 from numba import njit
 
 from bgnet.engine.board import check_die
-from bgnet.engine.movegen import SMALL_TABLE, generate_one
+from bgnet.engine.movegen import (
+    LARGE_TABLE,
+    MANY_CANDIDATES,
+    SCRATCH_ROWS,
+    SMALL_TABLE,
+    generate_positions,
+    new_tables,
+)
 from bgnet.engine.notation import write_move
 from bgnet.engine.position_id import board_from_position_id, read_position_id, write_position_id
 
@@ -68,14 +75,19 @@ def workspace() -> _Workspace:
 
 @njit(cache=True)
 def generate_kept(board, d1, d2, boards, moves, ints):
-    """Legal afterstates of one position into the kept buffers: their count (0: no legal move),
-    -1 when the buffers are too small."""
-    stamp = ints[6, 0]
-    ints[6, 0] = stamp + 1
-    tables = (ints[3, :SMALL_TABLE], ints[4, :SMALL_TABLE], ints[5, :SMALL_TABLE])
-    scratch = np.zeros((9, 25), np.int64)
-    return generate_one(board, d1, d2, boards, moves, ints[0], ints[1], ints[2], 0, tables,
-                         stamp, scratch)
+    """Legal afterstates of one position into the kept buffers: their count (a position with no
+    legal move has one, itself), -1 when the buffers are too small."""
+    dice = np.empty((1, 2), np.int64)
+    dice[0, 0], dice[0, 1] = d1, d2
+    offsets = np.zeros(2, np.int64)
+    scratch = np.zeros((SCRATCH_ROWS, 25), np.int64)
+    _, n, stamp, status = generate_positions(board.reshape(1, 2, 25), dice, 0, boards, moves, ints[0], ints[1],
+                                             ints[2], 0, offsets, ints[3:6], ints[6, 0], scratch)
+    ints[6, 0] = stamp
+    if status == MANY_CANDIDATES:
+        _, n, _, status = generate_positions(board.reshape(1, 2, 25), dice, 0, boards, moves, ints[0], ints[1],
+                                             ints[2], 0, offsets, new_tables(LARGE_TABLE), 0, scratch)
+    return -1 if status != 0 else n
 
 
 @njit(cache=True)
