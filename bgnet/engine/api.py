@@ -30,14 +30,13 @@ from bgnet.engine.movegen import (
     LARGE_TABLE,
     MANY_CANDIDATES,
     SCRATCH_ROWS,
-    SMALL_TABLE,
     generate_positions,
     new_tables,
 )
 from bgnet.engine.notation import write_move
 from bgnet.engine.position_id import board_from_position_id, read_position_id, write_position_id
 
-ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
+ROWS = 4096  # afterstates the kept buffers hold (a power of two: also their dedup table's size)
 _TEXT_PER_MOVE = 80  # notation (at most 60 bytes), separators and the 14-character next ID
 _SEP = 10  # "\n" separates notations and IDs in the kernel's text
 
@@ -51,10 +50,11 @@ class _Workspace:
     def __init__(self):
         self.boards = np.empty((ROWS, 2, 25), np.int8)
         self.moves = np.empty((ROWS, 4, 2), np.int8)
-        # Rows: depth, die, key of each afterstate; the dedup table's keys, rows and stamps
-        # (stamps start at -1: no entry); row 6 holds the stamp of the next position.
+        # Rows: depth, die, key of each afterstate; rows 3 to 5, the dedup table (ROWS entries
+        # of key, row and stamp, the stamps starting at -1: no entry); row 6 holds the stamp of
+        # the next position.
         self.ints = np.zeros((7, ROWS), np.int64)
-        self.ints[5, :SMALL_TABLE] = -1
+        self.ints[3:6].reshape(ROWS, 3)[:, 2] = -1
         self.board = np.empty((2, 25), np.int8)
         self.text = np.empty(ROWS * _TEXT_PER_MOVE, np.uint8)
         self.kernel_args = (self.board, self.boards, self.moves, self.ints, self.text)
@@ -82,7 +82,7 @@ def generate_kept(board, d1, d2, boards, moves, ints):
     offsets = np.zeros(2, np.int64)
     scratch = np.zeros((SCRATCH_ROWS, 25), np.int64)
     _, n, stamp, status = generate_positions(board.reshape(1, 2, 25), dice, 0, boards, moves, ints[0], ints[1],
-                                             ints[2], 0, offsets, ints[3:6], ints[6, 0], scratch)
+                                             ints[2], 0, offsets, ints[3:6].reshape(ROWS, 3), ints[6, 0], scratch)
     ints[6, 0] = stamp
     if status == MANY_CANDIDATES:
         _, n, _, status = generate_positions(board.reshape(1, 2, 25), dice, 0, boards, moves, ints[0], ints[1],

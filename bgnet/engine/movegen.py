@@ -33,10 +33,11 @@ DIE_SALT = _rng.integers(0, 2**63 - 1, size=7, dtype=np.int64)
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
 
-# Deduplication hash tables: a small one that stays in cache for ordinary positions, and a
-# large one for a position with very many candidates (open doubles), which is done again with it.
-SMALL_TABLE = 1 << 12
-LARGE_TABLE = 1 << 16
+# Sizes of the deduplication hash tables: a small one that stays in the fastest cache for
+# ordinary positions (fewer than 256 candidates), and larger ones for a position with many
+# candidates (open boards with doubles: 1 in 500 in random games), done again with them.
+TABLE_SIZES = (1 << 9, 1 << 12, 1 << 16)
+LARGE_TABLE = TABLE_SIZES[-1]
 # What generate_positions says when it stops before the end.
 NO_ROOM = 1  # the output buffers are full
 MANY_CANDIDATES = 2  # the position needs the large table
@@ -86,8 +87,8 @@ def generate_positions(boards, dice, start, out_boards, out_moves, out_depth, ou
     Returns ``(i, out_n, stamp, status)``: ``status`` is 0 when every position is done, or
     :data:`NO_ROOM` (the ``out_*`` buffers are full) or :data:`MANY_CANDIDATES` (the position needs a
     larger table) for position ``i``, whose rows are not written (``out_n`` ends position ``i - 1``).
-    ``tables`` is int64[3, T] (T a power of two): keys, rows and stamps of the deduplication hash
-    table, an entry being live when its stamp is the position's; each position takes the next
+    ``tables`` is int64[T, 3] (T a power of two): the deduplication hash table, an entry a key, a
+    row and a stamp, live when its stamp is the position's; each position takes the next
     ``stamp``, so the table is never cleared. ``scratch`` is int64[SCRATCH_ROWS, 25].
 
     Candidates are deduplicated as they are found, keyed by (afterstate, dice used, first die),
@@ -108,11 +109,8 @@ def generate_positions(boards, dice, start, out_boards, out_moves, out_depth, ou
     orig_opp = scratch[8]
     untried = scratch[9]  # the legal sources at this depth not tried yet, a bit mask
     occupied_at = scratch[10]  # the mover's occupied points before the step at this depth
-    tkey = tables[0]
-    tidx = tables[1]
-    tstamp = tables[2]
-    tmask = tkey.shape[0] - 1
-    most_candidates = tkey.shape[0] // 2
+    tmask = tables.shape[0] - 1
+    most_candidates = tables.shape[0] // 2
     cap = min(out_boards.shape[0], out_moves.shape[0], out_depth.shape[0], out_die.shape[0],
               out_key.shape[0])
 
@@ -214,9 +212,9 @@ def generate_positions(boards, dice, start, out_boards, out_moves, out_depth, ou
                     key = h ^ DEPTH_SALT[depth] ^ DIE_SALT[die_used]
                     slot = (key ^ (key >> 29)) & tmask
                     seen = False
-                    while tstamp[slot] == stamp:
-                        if tkey[slot] == key:
-                            other = tidx[slot]
+                    while tables[slot, 2] == stamp:
+                        if tables[slot, 0] == key:
+                            other = tables[slot, 1]
                             seen = True
                             for b in range(25):
                                 if out_boards[other, 1, b] != me[b] or out_boards[other, 0, b] != opp[b]:
@@ -230,9 +228,9 @@ def generate_positions(boards, dice, start, out_boards, out_moves, out_depth, ou
                             return i, first_n, stamp + 1, NO_ROOM
                         if out_n - first_n == most_candidates:
                             return i, first_n, stamp + 1, MANY_CANDIDATES
-                        tstamp[slot] = stamp
-                        tkey[slot] = key
-                        tidx[slot] = out_n
+                        tables[slot, 0] = key
+                        tables[slot, 1] = out_n
+                        tables[slot, 2] = stamp
                         for b in range(25):
                             out_boards[out_n, 0, b] = opp[b]
                             out_boards[out_n, 1, b] = me[b]
@@ -307,8 +305,8 @@ def generate_positions(boards, dice, start, out_boards, out_moves, out_depth, ou
 @njit(cache=True)
 def new_tables(size):
     """Empty deduplication tables for :func:`generate_positions` (``size`` a power of two)."""
-    tables = np.zeros((3, size), np.int64)
-    tables[2, :] = -1
+    tables = np.zeros((size, 3), np.int64)
+    tables[:, 2] = -1
     return tables
 
 
@@ -354,26 +352,31 @@ def generate_batch(boards, dice):
     out_die = np.empty(cap, np.int64)
     out_key = np.empty(cap, np.int64)
     offsets = np.zeros(n + 1, np.int64)
-    tables = new_tables(SMALL_TABLE)
+    tables = new_tables(TABLE_SIZES[0])
+    larger = new_tables(1)  # made when a position needs it
     scratch = np.zeros((SCRATCH_ROWS, 25), np.int64)
     m = 0
     i = 0
     stamp = 0
-    large = False  # the position i needs the large table
+    level = 0  # 1, 2: position i needs a larger table
     while i < n:
-        if large:
-            # One position with thousands of candidates (an open board with doubles), alone.
-            _, got, _, status = generate_positions(boards[i:i + 1], dice[i:i + 1], 0, out_boards, out_moves,
-                                                   out_depth, out_die, out_key, m, offsets[i:i + 2],
-                                                   new_tables(LARGE_TABLE), 0, scratch)
-            if status == 0:
-                i, m, large = i + 1, got, False
-            elif status == MANY_CANDIDATES:
-                raise RuntimeError("a position has more candidate moves than the large table holds")
-        else:
+        if level == 0:
             i, m, stamp, status = generate_positions(boards, dice, i, out_boards, out_moves, out_depth,
                                                      out_die, out_key, m, offsets, tables, stamp, scratch)
-            large = status == MANY_CANDIDATES
+        else:
+            # One position with hundreds of candidates (an open board with doubles), alone.
+            if larger.shape[0] != TABLE_SIZES[level]:
+                larger = new_tables(TABLE_SIZES[level])
+            _, got, _, status = generate_positions(boards[i:i + 1], dice[i:i + 1], 0, out_boards, out_moves,
+                                                   out_depth, out_die, out_key, m, offsets[i:i + 2], larger,
+                                                   stamp, scratch)
+            stamp += 1
+            if status == 0:
+                i, m, level = i + 1, got, 0
+        if status == MANY_CANDIDATES:
+            if level == len(TABLE_SIZES) - 1:
+                raise RuntimeError("a position has more candidate moves than the largest table holds")
+            level += 1
         if status == NO_ROOM:
             # Out of room: double the buffers (keeping finished positions) and redo position i.
             new_cap = 2 * out_boards.shape[0]
