@@ -471,8 +471,8 @@ class AgentGames:
     def prepare(self) -> None:
         """The legal afterstates of every live game's turn, its observation and mask (one
         compiled call)."""
-        self._obs = np.zeros_like(self._obs)
-        self._masks = np.zeros_like(self._masks)
+        self._obs = np.zeros((self.n, self.features + DICE_UNITS), np.float32)  # np.zeros, not zeros_like:
+        self._masks = np.zeros((self.n, MAX_ACTIONS), np.int8)  # zeroed pages, not a loop writing zeros
         self.after, self.offsets = _next_turns(self.boards, self.dice, self.live, self.kind, self.features,
                                                self._obs, self._masks)
 
