@@ -73,6 +73,12 @@ def workspace() -> _Workspace:
         return _local.ws
 
 
+def own_workspace() -> _Workspace:
+    """Kept buffers of its own, for an object that calls the kernels many times from one thread
+    (an environment): no thread-local lookup on each call."""
+    return _Workspace()
+
+
 @njit(cache=True)
 def generate_kept(board, d1, d2, boards, moves, ints):
     """Legal afterstates of one position into the kept buffers: their count (a position with no

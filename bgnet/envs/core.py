@@ -31,8 +31,8 @@ from numba import njit
 
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import RandomBot
-from bgnet.engine.api import generate_kept, workspace
-from bgnet.engine.board import game_result, game_results, start_position
+from bgnet.engine.api import generate_kept, own_workspace
+from bgnet.engine.board import game_result, start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import (
     CONTACT_PER_SIDE,
@@ -73,16 +73,16 @@ class DiceStream:
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
-        self._block = np.zeros((0, 2), np.int64)
+        self._block: list[list[int]] = []
         self._next = 0
 
-    def roll(self) -> np.ndarray:
-        """int64[2], the higher die first (a fresh array each call)."""
+    def roll(self) -> list[int]:
+        """``[higher, lower]``, a fresh list each call."""
         if self._next == len(self._block):
-            self._block = roll_dice(self.rng, self.BLOCK)
+            self._block = roll_dice(self.rng, self.BLOCK).tolist()
             self._next = 0
         self._next += 1
-        return self._block[self._next - 1].copy()
+        return self._block[self._next - 1]
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -284,16 +284,12 @@ def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) 
     if dice[0]:
         obs[features + dice[0] - 1] = 1.0
         obs[features + 6 + dice[1] - 1] = 1.0
-    mask = np.zeros(MAX_ACTIONS, np.int8)
-    mask[:legal] = 1
-    return {"observation": obs, "action_mask": mask}
+    return {"observation": obs, "action_mask": legal_mask(legal)}
 
 
 def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
     """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
-    mask = np.zeros(MAX_ACTIONS, np.int8)
-    mask[:legal] = 1
-    return {"observation": obs.copy(), "action_mask": mask}
+    return {"observation": obs.copy(), "action_mask": legal_mask(legal)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,49 +297,98 @@ def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
 
 
 class Turns:
-    """One player's turns, each in one compiled call (the environments that play one game).
+    """One game's turns, each in one compiled call (the environments that play one game).
 
-    ``play(board, dice)`` gives ``(after, won, observation)``: the legal afterstates of ``board``
-    (the player on roll in ``board[1]``) with ``dice`` (higher first) in the canonical order (the
-    position itself when no move is legal), the points each afterstate wins at once (0 while the
-    game goes on) and the player's observation vector. It uses the engine's kept buffers: a batch
-    of one would set its tables up each time.
+    Between calls ``board`` is the position (int8[2, 25], the player on roll in ``board[1]``),
+    ``dice`` its roll (higher first; (0, 0) once the game is over), ``after`` its legal
+    afterstates in the canonical order (the position itself when no move is legal; a fresh array
+    each turn) and ``obs`` the player's observation vector (kept and overwritten: copy it to hand
+    it out). ``board`` and ``dice`` are updated in place. The kernels use the engine's kept
+    buffers: a batch of one would set its tables up each time.
     """
 
     def __init__(self, encoding: str):
         self.kind, self.features = encoding_kind(encoding), num_features(encoding)
+        self.board = start_position()
+        self.dice = np.zeros(2, np.int64)
+        self.after = np.zeros((0, 2, 25), np.int8)
+        self.obs = np.zeros(self.features + DICE_UNITS, np.float32)
+        self._ws = own_workspace()
 
-    def play(self, board: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ws = workspace()
-        board = np.ascontiguousarray(board, np.int8)
-        d1, d2 = int(dice[0]), int(dice[1])
-        after, won, obs = _turn(board, d1, d2, ws.boards, ws.moves, ws.ints, self.kind, self.features)
+    def start(self, board: np.ndarray, dice) -> None:
+        """``board`` (the player on roll in ``board[1]``) with ``dice`` (higher first): its turn."""
+        self.board[:] = board
+        self.dice[0], self.dice[1] = dice[0], dice[1]
+        ws = self._ws
+        self._check(_turn(self.board, self.dice[0], self.dice[1], ws.boards, ws.moves, ws.ints, self.kind,
+                          self.features, self.obs))
+
+    def move(self, action: int, roll) -> int:
+        """The player on roll plays ``after[action]`` (a legal action). Returns the points it wins
+        by it (the game is then over, ``board`` its last position from the winner's side), or 0:
+        the other player is on roll with ``roll`` (higher first), and ``after``, ``obs`` are its."""
+        ws = self._ws
+        points, after = _move_then_turn(self.after, action, self.board, self.dice, roll[0], roll[1],
+                                        ws.boards, ws.moves, ws.ints, self.kind, self.features, self.obs)
+        if points or len(after):
+            self.after = after
+        else:
+            self._check(after)
+        return points
+
+    def end(self, board: np.ndarray | None = None) -> None:
+        """The game is over, in ``board`` if given."""
+        if board is not None:
+            self.board[:] = board
+        self.dice[:] = 0
+        self.after = self.after[:0]
+
+    def _check(self, after: np.ndarray) -> None:
         if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
-            after = legal_afterstates(board[None], np.array([[d1, d2]]))[0]
-            won = game_results(after)
-        return after, won, obs
+            after = legal_afterstates(self.board[None], self.dice[None])[0]
+        self.after = after
 
 
 @njit(cache=True)
-def _turn(board, d1, d2, boards, moves, ints, kind, features):
-    obs = np.zeros((1, features + DICE_UNITS), np.float32)
-    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:, :features])
-    obs[0, features + d1 - 1] = 1.0
-    obs[0, features + 6 + d2 - 1] = 1.0
+def _turn(board, d1, d2, boards, moves, ints, kind, features, obs):
+    """The legal afterstates of ``board`` with ``d1``, ``d2`` in the canonical order (none when
+    the kept buffers are too small); the player's observation into ``obs``."""
+    obs[:] = 0.0
+    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:features].reshape(1, features))
+    obs[features + d1 - 1] = 1.0
+    obs[features + 6 + d2 - 1] = 1.0
     n = generate_kept(board, d1, d2, boards, moves, ints)
     if n < 0:
-        return np.empty((0, 2, 25), np.int8), np.empty(0, np.int8), obs[0]
-    if n == 0:
-        out = np.empty((1, 2, 25), np.int8)
-        out[0] = board
-        return out, np.zeros(1, np.int8), obs[0]
+        return np.empty((0, 2, 25), np.int8)
     offsets = np.array([0, n], np.int64)
-    order = canonical_order(boards[:n], offsets)
-    won = np.empty(n, np.int8)
-    out = _rows(boards[:n], order)
-    for r in range(n):
-        won[r] = game_result(out[r])
-    return out, won, obs[0]
+    return _rows(boards[:n], canonical_order(boards[:n], offsets))
+
+
+@njit(cache=True)
+def _move_then_turn(after, action, board, dice, d1, d2, boards, moves, ints, kind, features, obs):
+    """``after[action]`` played: ``(points, after)``, the points it wins (the game over, ``board``
+    that afterstate) or 0 and the next player's afterstates (``board`` swapped, ``dice``
+    ``(d1, d2)``, ``obs`` its observation)."""
+    points = game_result(after[action])
+    if points:
+        for p in range(25):
+            board[0, p] = after[action, 0, p]
+            board[1, p] = after[action, 1, p]
+        dice[0] = dice[1] = 0
+        return points, after[:0]
+    for p in range(25):
+        board[0, p] = after[action, 1, p]
+        board[1, p] = after[action, 0, p]
+    dice[0], dice[1] = d1, d2
+    return 0, _turn(board, d1, d2, boards, moves, ints, kind, features, obs)
+
+
+_MASK_TEMPLATE = np.concatenate([np.ones(MAX_ACTIONS, np.int8), np.zeros(MAX_ACTIONS, np.int8)])
+
+
+def legal_mask(legal: int) -> np.ndarray:
+    """int8[MAX_ACTIONS]: 1 for the first ``legal`` actions (a fresh array)."""
+    return _MASK_TEMPLATE[MAX_ACTIONS - legal:2 * MAX_ACTIONS - legal].copy()
 
 
 # ---------------------------------------------------------------------------------------------
