@@ -54,6 +54,7 @@ class BackgammonAEC(AECEnv):
 
     metadata = {"render_modes": list(RENDER_MODES), "name": "bgnet_backgammon_v0",
                 "is_parallelizable": False, "render_fps": 1}
+    agent_selection: str
 
     def __init__(self, encoding: str = "tesauro", render_mode: str | None = None,
                  illegal_action: str = "lose"):
@@ -129,7 +130,8 @@ class BackgammonAEC(AECEnv):
                 self._finish(mover, points)  # the winner's checkers stay in board[1]
             else:  # as _prepare_turn, written out: this is most steps
                 self.on_roll = 1 - mover
-                self.agent_selection = other = AGENTS[1 - mover]
+                other = AGENTS[1 - mover]
+                self.agent_selection = other
                 self.infos[other] = {"afterstates": turns.after, "dice": turns.dice.copy()}
                 self.infos[agent] = {}
         if rewards[agent]:  # only the last step pays

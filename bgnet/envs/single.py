@@ -184,7 +184,7 @@ class BackgammonEnv(gym.Env):
     def close(self) -> None:
         self.bot.close()
 
-    def _chosen_start(self, options: dict[str, Any], rolls: DiceStream) -> tuple[np.ndarray, np.ndarray]:
+    def _chosen_start(self, options: dict[str, Any], rolls: DiceStream) -> tuple[np.ndarray, list[int]]:
         """The position and dice ``reset(options={"position": ..., "dice": ...})`` asks for."""
         position = options["position"]
         board = board_from_position_id(position) if isinstance(position, str) else as_board(position)
@@ -193,7 +193,7 @@ class BackgammonEnv(gym.Env):
         if options.get("dice") is None:
             return board, rolls.roll()
         d1, d2 = (check_die(d, "a die of reset's dice") for d in options["dice"])
-        return board, np.array([max(d1, d2), min(d1, d2)], np.int64)
+        return board, [max(d1, d2), min(d1, d2)]
 
     def _turn(self, board: np.ndarray, dice) -> None:
         """The agent is on roll in ``board`` with ``dice``: its legal afterstates."""
