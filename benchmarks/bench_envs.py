@@ -37,6 +37,13 @@ import numpy as np  # noqa: E402
 clock = time.process_time
 
 
+def legal_counts(obs) -> np.ndarray:
+    """The number of legal actions of each game: the legal ones are the first n of the mask, so
+    n is the first 0 of its row (argmin of a bool array stops there; counting the whole
+    3,060-wide rows would cost this loop more than a step of the environment)."""
+    return obs["action_mask"].view(bool).argmin(axis=1)
+
+
 def vector_env_games(num_envs: int, seconds: float) -> tuple[float, float]:
     """(games/s, µs per game-step) of the vector environment with random masked actions."""
     from bgnet.envs import BackgammonVectorEnv
@@ -46,8 +53,7 @@ def vector_env_games(num_envs: int, seconds: float) -> tuple[float, float]:
     rng = np.random.default_rng(0)
 
     def step(obs):
-        counts = np.count_nonzero(obs["action_mask"], axis=1)
-        actions = (rng.random(num_envs) * np.maximum(counts, 1)).astype(np.int64)
+        actions = (rng.random(num_envs) * np.maximum(legal_counts(obs), 1)).astype(np.int64)
         return env.step(actions)
 
     for _ in range(30):  # compile and settle outside the timing
@@ -220,8 +226,7 @@ def bot_opponent(spec: str, seconds: float, num_envs: int) -> dict[str, float]:
     vsteps = 0
     start = clock()
     while clock() - start < seconds:
-        counts = np.count_nonzero(obs["action_mask"], axis=1)
-        obs, *_ = venv.step((rng.random(num_envs) * np.maximum(counts, 1)).astype(np.int64))
+        obs, *_ = venv.step((rng.random(num_envs) * np.maximum(legal_counts(obs), 1)).astype(np.int64))
         vsteps += 1
     vec_us = (clock() - start) / (vsteps * num_envs) * 1e6
     batches = list(zip(recorder.boards, recorder.dice))

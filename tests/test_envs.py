@@ -17,6 +17,7 @@ pettingzoo = pytest.importorskip("pettingzoo")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
+from bgnet.bots.simple import RandomBot  # noqa: E402
 from bgnet.engine.board import start_position  # noqa: E402
 from bgnet.engine.movegen import generate  # noqa: E402
 from bgnet.engine.position_id import board_from_position_id  # noqa: E402
@@ -249,6 +250,32 @@ def test_the_same_seed_gives_the_same_games():
     a, b, c = _trajectory(7), _trajectory(7), _trajectory(8)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
     assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+class _RandomByItsMoves(RandomBot):
+    """The random bot, but not the random bot's type: the vector environment asks it for its
+    moves through ``choose_moves`` instead of playing it inside its compiled step."""
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_the_compiled_random_opponent_plays_the_random_bots_own_games(mode):
+    def play(bot):
+        env = BackgammonVectorEnv(8, opponent=bot, autoreset_mode=mode)
+        obs, _ = env.reset(seed=11)
+        rng = np.random.default_rng(11)
+        out = [obs["observation"], obs["action_mask"]]
+        ended = 0
+        for _ in range(300):
+            obs, rewards, terminated, _, info = env.step(random_legal(rng, obs["action_mask"]))
+            out += [obs["observation"], obs["action_mask"], rewards, terminated, env.afterstates()[0]]
+            out += [info["final_obs"][i]["observation"] for i in np.flatnonzero(info.get("_final_obs", []))]
+            ended += int(terminated.sum())
+        return out, ended
+
+    fast, ended = play(RandomBot())
+    slow, _ = play(_RandomByItsMoves())
+    assert ended >= 10  # games ended and restarted, the bot's opening moves included
+    assert len(fast) == len(slow) and all(np.array_equal(a, b) for a, b in zip(fast, slow))
 
 
 def test_a_seeded_single_env_replays_its_game():

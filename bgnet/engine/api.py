@@ -26,11 +26,17 @@ import numpy as np
 from numba import njit
 
 from bgnet.engine.board import check_die
-from bgnet.engine.movegen import SMALL_TABLE, generate_one
+from bgnet.engine.movegen import (
+    LARGE_TABLE,
+    MANY_CANDIDATES,
+    SCRATCH_ROWS,
+    generate_positions,
+    new_tables,
+)
 from bgnet.engine.notation import write_move
 from bgnet.engine.position_id import board_from_position_id, read_position_id, write_position_id
 
-ROWS = 4096  # afterstates the kept buffers hold; a position needing more takes the slow path
+ROWS = 4096  # afterstates the kept buffers hold (a power of two: also their dedup table's size)
 _TEXT_PER_MOVE = 80  # notation (at most 60 bytes), separators and the 14-character next ID
 _SEP = 10  # "\n" separates notations and IDs in the kernel's text
 
@@ -44,10 +50,11 @@ class _Workspace:
     def __init__(self):
         self.boards = np.empty((ROWS, 2, 25), np.int8)
         self.moves = np.empty((ROWS, 4, 2), np.int8)
-        # Rows: depth, die, key of each afterstate; the dedup table's keys, rows and stamps
-        # (stamps start at -1: no entry); row 6 holds the stamp of the next position.
+        # Rows: depth, die, key of each afterstate; rows 3 to 5, the dedup table (ROWS entries
+        # of key, row and stamp, the stamps starting at -1: no entry); row 6 holds the stamp of
+        # the next position.
         self.ints = np.zeros((7, ROWS), np.int64)
-        self.ints[5, :SMALL_TABLE] = -1
+        self.ints[3:6].reshape(ROWS, 3)[:, 2] = -1
         self.board = np.empty((2, 25), np.int8)
         self.text = np.empty(ROWS * _TEXT_PER_MOVE, np.uint8)
         self.kernel_args = (self.board, self.boards, self.moves, self.ints, self.text)
@@ -66,16 +73,27 @@ def workspace() -> _Workspace:
         return _local.ws
 
 
+def own_workspace() -> _Workspace:
+    """Kept buffers of its own, for an object that calls the kernels many times from one thread
+    (an environment): no thread-local lookup on each call."""
+    return _Workspace()
+
+
 @njit(cache=True)
 def generate_kept(board, d1, d2, boards, moves, ints):
-    """Legal afterstates of one position into the kept buffers: their count (0: no legal move),
-    -1 when the buffers are too small."""
-    stamp = ints[6, 0]
-    ints[6, 0] = stamp + 1
-    tables = (ints[3, :SMALL_TABLE], ints[4, :SMALL_TABLE], ints[5, :SMALL_TABLE])
-    scratch = np.zeros((9, 25), np.int64)
-    return generate_one(board, d1, d2, boards, moves, ints[0], ints[1], ints[2], 0, tables,
-                         stamp, scratch)
+    """Legal afterstates of one position into the kept buffers: their count (a position with no
+    legal move has one, itself), -1 when the buffers are too small."""
+    dice = np.empty((1, 2), np.int64)
+    dice[0, 0], dice[0, 1] = d1, d2
+    offsets = np.zeros(2, np.int64)
+    scratch = np.zeros((SCRATCH_ROWS, 25), np.int64)
+    _, n, stamp, status = generate_positions(board.reshape(1, 2, 25), dice, 0, boards, moves, ints[0], ints[1],
+                                             ints[2], 0, offsets, ints[3:6].reshape(ROWS, 3), ints[6, 0], scratch)
+    ints[6, 0] = stamp
+    if status == MANY_CANDIDATES:
+        _, n, _, status = generate_positions(board.reshape(1, 2, 25), dice, 0, boards, moves, ints[0], ints[1],
+                                             ints[2], 0, offsets, new_tables(LARGE_TABLE), 0, scratch)
+    return -1 if status != 0 else n
 
 
 @njit(cache=True)

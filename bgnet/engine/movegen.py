@@ -28,219 +28,286 @@ ZOBRIST = _rng.integers(0, 2**63 - 1, size=(2, 25, 16), dtype=np.int64)
 
 DEPTH_SALT = _rng.integers(0, 2**63 - 1, size=5, dtype=np.int64)
 DIE_SALT = _rng.integers(0, 2**63 - 1, size=7, dtype=np.int64)
-# Deduplication hash tables: a small one that stays in cache for ordinary positions, and a
-# large one that a position switches to when it has very many candidates (open doubles).
 # The 21 distinct rolls (smaller die first) and each one's chance out of 36: what every
 # expectation over the next roll (search, rollouts' luck, the bear-off tables) sums over.
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS]) / 36.0
 
-SMALL_TABLE = 1 << 12
-_LARGE_TABLE = 1 << 16
+# Sizes of the deduplication hash tables: a small one that stays in the fastest cache for
+# ordinary positions (fewer than 256 candidates), and larger ones for a position with many
+# candidates (open boards with doubles: 1 in 500 in random games), done again with them.
+TABLE_SIZES = (1 << 9, 1 << 12, 1 << 16)
+LARGE_TABLE = TABLE_SIZES[-1]
+# What generate_positions says when it stops before the end.
+NO_ROOM = 1  # the output buffers are full
+MANY_CANDIDATES = 2  # the position needs the large table
+
+
+# The highest set bit of a number below 2**26, from a table of the numbers below 2**13 (-1 for 0).
+_TOP_BIT = np.array([m.bit_length() - 1 for m in range(1 << 13)], dtype=np.int8)
+
+# Rows of the int64[SCRATCH_ROWS, 25] scratch that callers of generate_positions keep.
+SCRATCH_ROWS = 12
 
 
 @njit(cache=True, inline="always")
-def _dest(me, opp, src, die, outside):
-    """Destination index of moving a checker from ``src`` by ``die``; -1 bears off; -2 illegal.
+def _top_bit(m):
+    if m >= 8192:
+        return 13 + _TOP_BIT[m >> 13]
+    return _TOP_BIT[m]
 
-    ``outside`` is how many of my checkers are outside my home board (indices 6..24).
+
+@njit(cache=True, inline="always")
+def _sources(on_bar, occupied, blocked, die, outside):
+    """Bit mask of the points (bit ``k``: index ``k``, 24 = the bar) a checker may leave with ``die``.
+
+    ``occupied`` has bit ``k`` set when ``me[k] > 0``; ``blocked`` bit ``d`` when the opponent holds
+    the mover's index ``d`` (two or more checkers); ``outside`` is how many of the mover's checkers
+    are outside its home board (indices 6..24). A checker on the bar must enter first.
     """
-    if me[src] == 0:
-        return -2
-    if me[24] > 0 and src != 24:
-        return -2
-    d = src - die
-    if d >= 0:
-        if opp[23 - d] >= 2:
-            return -2
-        return d
-    # Bearing off.
-    if outside > 0:
-        return -2
-    if d == -1:
-        return -1
-    for k in range(src + 1, 6):
-        if me[k] > 0:
-            return -2
-    return -1
+    if on_bar:
+        return np.int64(0) if (blocked >> (24 - die)) & 1 else np.int64(1 << 24)
+    # Inside the board: from index die or higher to an index the opponent does not hold.
+    legal = occupied & ~(blocked << die) & ~((np.int64(1) << die) - 1)
+    if outside == 0:
+        # Bearing off: with the exact number, or from the highest point with a higher one.
+        legal |= occupied & (np.int64(1) << (die - 1))
+        top = _top_bit(occupied)
+        if 0 <= top < die - 1:
+            legal |= np.int64(1) << top
+    return legal
 
 
 @njit(cache=True)
-def generate_one(board, d1, d2, out_boards, out_moves, out_depth, out_die, out_key, out_n,
-                  tables, stamp, scratch):
-    """Append the distinct legal afterstates of one position to ``out_*``; return the new count.
+def generate_positions(boards, dice, start, out_boards, out_moves, out_depth, out_die, out_key, out_n,
+                       offsets, tables, stamp, scratch):
+    """Append the distinct legal afterstates of ``boards[start:]`` with ``dice`` to ``out_*`` from
+    row ``out_n``, setting ``offsets[i + 1]`` to the end of position ``i``'s rows.
+
+    Returns ``(i, out_n, stamp, status)``: ``status`` is 0 when every position is done, or
+    :data:`NO_ROOM` (the ``out_*`` buffers are full) or :data:`MANY_CANDIDATES` (the position needs a
+    larger table) for position ``i``, whose rows are not written (``out_n`` ends position ``i - 1``).
+    ``tables`` is int64[T, 3] (T a power of two): the deduplication hash table, an entry a key, a
+    row and a stamp, live when its stamp is the position's; each position takes the next
+    ``stamp``, so the table is never cleared. ``scratch`` is int64[SCRATCH_ROWS, 25].
 
     Candidates are deduplicated as they are found, keyed by (afterstate, dice used, first die),
-    so that the "most dice" and "higher die" filters can still be applied afterwards.
+    so that the "most dice" and "higher die" filters can still be applied afterwards. The legal
+    sources of each step are a bit mask (:func:`_sources`), tried from the bar down. Everything is
+    written out in this one loop over positions, no helper taking arrays: numba counts references
+    to an array passed to a function with atomic instructions, which cost more than a position's
+    candidates.
     """
     me = scratch[0]
     opp = scratch[1]
-    dice = scratch[2]
+    steps_dice = scratch[2]
     src_at = scratch[3]
     dst_at = scratch[4]
     hit_at = scratch[5]
-    child = scratch[6]
+    has_step = scratch[6]  # whether any step was legal at this depth (0: the sequence may end here)
     orig_me = scratch[7]
     orig_opp = scratch[8]
-    outside = 0
-    h = np.int64(0)
-    for k in range(25):
-        me[k] = orig_me[k] = board[1, k]
-        opp[k] = orig_opp[k] = board[0, k]
-        h ^= ZOBRIST[1, k, me[k]]
-        h ^= ZOBRIST[0, k, opp[k]]
-        if k >= 6:
-            outside += me[k]
-    orig_outside = outside
+    untried = scratch[9]  # the legal sources at this depth not tried yet, a bit mask
+    occupied_at = scratch[10]  # the mover's occupied points before the step at this depth
+    tmask = tables.shape[0] - 1
+    most_candidates = tables.shape[0] // 2
+    cap = min(out_boards.shape[0], out_moves.shape[0], out_depth.shape[0], out_die.shape[0],
+              out_key.shape[0])
 
-    doubles = d1 == d2
-    nsteps = 4 if doubles else 2
-    norders = 1 if doubles else 2
-    first_n = out_n
-    max_depth = 0
-    tkey, tidx, tstamp = tables
+    for i in range(start, boards.shape[0]):
+        d1, d2 = dice[i, 0], dice[i, 1]
+        outside = 0
+        occupied = np.int64(0)
+        blocked = np.int64(0)  # constant: a hit takes a blot, never a point made of two checkers
+        h = np.int64(0)
+        for k in range(25):
+            me[k] = orig_me[k] = boards[i, 1, k]
+            opp[k] = orig_opp[k] = boards[i, 0, k]
+            h ^= ZOBRIST[1, k, me[k]]
+            h ^= ZOBRIST[0, k, opp[k]]
+            if k >= 6:
+                outside += me[k]
+            if me[k] > 0:
+                occupied |= np.int64(1) << k
+            if k < 24 and boards[i, 0, 23 - k] >= 2:
+                blocked |= np.int64(1) << k
+        orig_outside = outside
+        orig_occupied = occupied
 
-    for order in range(norders):
-        if doubles:
-            dice[0] = dice[1] = dice[2] = dice[3] = d1
-        elif order == 0:
-            dice[0], dice[1] = d1, d2
-        else:
-            dice[0], dice[1] = d2, d1
-        depth = 0
-        src_at[0] = 25  # next source to try at this depth is src_at[depth] - 1
-        child[0] = 0
-        while True:
-            # Find the next legal step at this depth.
-            found = False
-            s = src_at[depth] - 1
-            while s >= 0:
-                dd = _dest(me, opp, s, dice[depth], outside)
-                if dd != -2:
-                    if (order == 1 and depth == 1 and s != dst_at[0]
-                            and _dest(orig_me, orig_opp, s, dice[1], orig_outside) != -2):
-                        # The second order of a non-double repeats the first order's move when
-                        # the two steps are by different checkers and this step was already
-                        # legal before the other: skip it (it is there, from order one).
-                        child[depth] = 1
-                        s -= 1
+        doubles = d1 == d2
+        nsteps = 4 if doubles else 2
+        norders = 1 if doubles else 2
+        first_n = out_n
+        max_depth = 0
+
+        for order in range(norders):
+            if doubles:
+                steps_dice[0] = steps_dice[1] = steps_dice[2] = steps_dice[3] = d1
+            elif order == 0:
+                steps_dice[0], steps_dice[1] = d1, d2
+            else:
+                steps_dice[0], steps_dice[1] = d2, d1
+            # The second order of a non-double repeats the first order's move when its two steps
+            # are by different checkers and its second step was already legal before the first:
+            # such second steps are skipped (the move is there, from order one).
+            repeats = np.int64(0)
+            if order == 1:
+                repeats = _sources(orig_me[24] > 0, orig_occupied, blocked, steps_dice[1], orig_outside)
+            depth = 0
+            untried[0] = _sources(me[24] > 0, occupied, blocked, steps_dice[0], outside)
+            has_step[0] = untried[0] != 0
+            while True:
+                found = untried[depth] != 0
+                if found:
+                    s = _top_bit(untried[depth])
+                    untried[depth] &= ~(np.int64(1) << s)
+                    die = steps_dice[depth]
+                    dd = s - die if s >= die else -1
+                    # Apply the step, keeping the hash current.
+                    occupied_at[depth] = occupied
+                    src_at[depth] = s
+                    dst_at[depth] = dd
+                    h ^= ZOBRIST[1, s, me[s]]
+                    me[s] -= 1
+                    h ^= ZOBRIST[1, s, me[s]]
+                    if me[s] == 0:
+                        occupied &= ~(np.int64(1) << s)
+                    if s >= 6:
+                        outside -= 1
+                    hit_at[depth] = 0
+                    if dd >= 0:
+                        h ^= ZOBRIST[1, dd, me[dd]]
+                        me[dd] += 1
+                        h ^= ZOBRIST[1, dd, me[dd]]
+                        occupied |= np.int64(1) << dd
+                        if dd >= 6:
+                            outside += 1
+                        j = 23 - dd
+                        if opp[j] == 1:
+                            hit_at[depth] = 1
+                            h ^= ZOBRIST[0, j, 1] ^ ZOBRIST[0, j, 0]
+                            opp[j] = 0
+                            h ^= ZOBRIST[0, 24, opp[24]]
+                            opp[24] += 1
+                            h ^= ZOBRIST[0, 24, opp[24]]
+                    depth += 1
+                    if depth < nsteps:
+                        legal = _sources(me[24] > 0, occupied, blocked, steps_dice[depth], outside)
+                        if doubles:  # canonical non-increasing source order
+                            legal &= (np.int64(2) << s) - 1
+                        has_step[depth] = legal != 0
+                        if order == 1 and depth == 1:
+                            legal &= ~(repeats & ~(np.int64(1) << dd)) if dd >= 0 else ~repeats
+                        untried[depth] = legal
                         continue
-                    found = True
+                    # A full-length sequence: record it, then undo its last step below.
+                    record, die_used = True, 0
+                else:
+                    # No step at this depth: the sequence so far is terminal. Only one-die plays
+                    # of a non-double need to remember which die they used.
+                    record = has_step[depth] == 0 and depth >= max_depth
+                    die_used = steps_dice[0] if (depth == 1 and not doubles) else 0
+                if record:
+                    # Write the afterstate unless the same (afterstate, depth, first die) is there.
+                    key = h ^ DEPTH_SALT[depth] ^ DIE_SALT[die_used]
+                    slot = (key ^ (key >> 29)) & tmask
+                    seen = False
+                    while tables[slot, 2] == stamp:
+                        if tables[slot, 0] == key:
+                            other = tables[slot, 1]
+                            seen = True
+                            for b in range(25):
+                                if out_boards[other, 1, b] != me[b] or out_boards[other, 0, b] != opp[b]:
+                                    seen = False
+                                    break
+                            if seen:
+                                break
+                        slot = (slot + 1) & tmask
+                    if not seen:
+                        if out_n >= cap:
+                            return i, first_n, stamp + 1, NO_ROOM
+                        if out_n - first_n == most_candidates:
+                            return i, first_n, stamp + 1, MANY_CANDIDATES
+                        tables[slot, 0] = key
+                        tables[slot, 1] = out_n
+                        tables[slot, 2] = stamp
+                        for b in range(25):
+                            out_boards[out_n, 0, b] = opp[b]
+                            out_boards[out_n, 1, b] = me[b]
+                        for k in range(4):
+                            if k < depth:
+                                out_moves[out_n, k, 0] = src_at[k] + 1
+                                out_moves[out_n, k, 1] = dst_at[k] + 1 if dst_at[k] >= 0 else 0
+                            else:
+                                out_moves[out_n, k, 0] = -1
+                                out_moves[out_n, k, 1] = -1
+                        out_depth[out_n] = depth
+                        out_die[out_n] = die_used
+                        out_key[out_n] = key
+                        out_n += 1
+                    max_depth = depth
+                if not found and depth == 0:
                     break
-                s -= 1
-            if found:
-                child[depth] = 1
-                # Apply the step, keeping the hash current.
-                src_at[depth] = s
-                dst_at[depth] = dd
-                h ^= ZOBRIST[1, s, me[s]]
-                me[s] -= 1
-                h ^= ZOBRIST[1, s, me[s]]
-                if s >= 6:
-                    outside -= 1
-                hit_at[depth] = 0
+                # Undo the step at depth - 1 and continue with the untried sources of that depth.
+                depth -= 1
+                s = src_at[depth]
+                dd = dst_at[depth]
                 if dd >= 0:
+                    if hit_at[depth] == 1:
+                        j = 23 - dd
+                        h ^= ZOBRIST[0, 24, opp[24]]
+                        opp[24] -= 1
+                        h ^= ZOBRIST[0, 24, opp[24]]
+                        opp[j] = 1
+                        h ^= ZOBRIST[0, j, 1] ^ ZOBRIST[0, j, 0]
                     h ^= ZOBRIST[1, dd, me[dd]]
-                    me[dd] += 1
+                    me[dd] -= 1
                     h ^= ZOBRIST[1, dd, me[dd]]
                     if dd >= 6:
-                        outside += 1
-                    j = 23 - dd
-                    if opp[j] == 1:
-                        hit_at[depth] = 1
-                        h ^= ZOBRIST[0, j, 1] ^ ZOBRIST[0, j, 0]
-                        opp[j] = 0
-                        h ^= ZOBRIST[0, 24, opp[24]]
-                        opp[24] += 1
-                        h ^= ZOBRIST[0, 24, opp[24]]
-                depth += 1
-                if depth < nsteps:
-                    # Doubles: canonical non-increasing source order; other rolls: any checker.
-                    src_at[depth] = s + 1 if doubles else 25
-                    child[depth] = 0
-                    continue
-                # A full-length sequence: record it, then undo its last step below.
-                record, die_used = True, 0
-            else:
-                # No step at this depth: the sequence so far is terminal. Only one-die plays of
-                # a non-double need to remember which die they used.
-                record = child[depth] == 0 and depth >= max_depth
-                die_used = dice[0] if (depth == 1 and not doubles) else 0
-            if record:
-                out_n = _record(me, opp, h, depth, die_used, src_at, dst_at, out_boards, out_moves,
-                                out_depth, out_die, out_key, out_n, tkey, tidx, tstamp, stamp)
-                if out_n < 0:
-                    return -1
-                max_depth = depth
-                if out_n - first_n == SMALL_TABLE // 2 and tkey.shape[0] == SMALL_TABLE:
-                    tkey, tidx, tstamp = _large_tables()
-                    _rehash(out_key, first_n, out_n, tkey, tidx, tstamp, stamp)
-            if not found and depth == 0:
-                break
-            # Undo the step at depth - 1 and continue scanning that depth.
-            depth -= 1
-            s = src_at[depth]
-            dd = dst_at[depth]
-            if dd >= 0:
-                if hit_at[depth] == 1:
-                    j = 23 - dd
-                    h ^= ZOBRIST[0, 24, opp[24]]
-                    opp[24] -= 1
-                    h ^= ZOBRIST[0, 24, opp[24]]
-                    opp[j] = 1
-                    h ^= ZOBRIST[0, j, 1] ^ ZOBRIST[0, j, 0]
-                h ^= ZOBRIST[1, dd, me[dd]]
-                me[dd] -= 1
-                h ^= ZOBRIST[1, dd, me[dd]]
-                if dd >= 6:
-                    outside -= 1
-            h ^= ZOBRIST[1, s, me[s]]
-            me[s] += 1
-            h ^= ZOBRIST[1, s, me[s]]
-            if s >= 6:
-                outside += 1
+                        outside -= 1
+                h ^= ZOBRIST[1, s, me[s]]
+                me[s] += 1
+                h ^= ZOBRIST[1, s, me[s]]
+                if s >= 6:
+                    outside += 1
+                occupied = occupied_at[depth]
+        stamp += 1
 
-    # Keep only moves using the most dice; with one die of two, the higher one if possible.
-    need_die = 0
-    if not doubles and max_depth == 1:
-        hi = max(d1, d2)
+        # Keep only moves using the most dice; with one die of two, the higher one if possible.
+        need_die = 0
+        if not doubles and max_depth == 1:
+            hi = max(d1, d2)
+            for r in range(first_n, out_n):
+                if out_die[r] == hi:
+                    need_die = hi
+                    break
+        keep = first_n
         for r in range(first_n, out_n):
-            if out_die[r] == hi:
-                need_die = hi
-                break
-    keep = first_n
-    for r in range(first_n, out_n):
-        if out_depth[r] != max_depth or (need_die != 0 and out_die[r] != need_die):
-            continue
-        if keep != r:
-            out_boards[keep] = out_boards[r]
-            out_moves[keep] = out_moves[r]
-        keep += 1
-    if need_die == 0 and not doubles and max_depth == 1:
-        # Neither order distinguishes the die now: the same afterstate may appear for each die
-        # (e.g. bearing off the last checker with either number); keep one.
-        keep = _dedupe_boards(out_boards, out_moves, first_n, keep)
-    return keep
+            if out_depth[r] != max_depth or (need_die != 0 and out_die[r] != need_die):
+                continue
+            if keep != r:
+                for b in range(25):
+                    out_boards[keep, 0, b] = out_boards[r, 0, b]
+                    out_boards[keep, 1, b] = out_boards[r, 1, b]
+                for k in range(4):
+                    out_moves[keep, k, 0] = out_moves[r, k, 0]
+                    out_moves[keep, k, 1] = out_moves[r, k, 1]
+            keep += 1
+        if need_die == 0 and not doubles and max_depth == 1:
+            # Neither order distinguishes the die now: the same afterstate may appear for each
+            # die (e.g. bearing off the last checker with either number); keep one.
+            keep = _dedupe_boards(out_boards, out_moves, first_n, keep)
+        out_n = keep
+        offsets[i + 1] = out_n
+    return boards.shape[0], out_n, stamp, 0
 
 
 @njit(cache=True)
-def _large_tables():
-    # Only positions with thousands of candidates (open boards with doubles) need these.
-    return (np.zeros(_LARGE_TABLE, np.int64), np.zeros(_LARGE_TABLE, np.int64),
-            np.full(_LARGE_TABLE, -1, np.int64))
-
-
-@njit(cache=True)
-def _rehash(out_key, lo, hi, tkey, tidx, tstamp, stamp):
-    mask = tkey.shape[0] - 1
-    for r in range(lo, hi):
-        key = out_key[r]
-        slot = (key ^ (key >> 29)) & mask
-        while tstamp[slot] == stamp:
-            slot = (slot + 1) & mask
-        tstamp[slot] = stamp
-        tkey[slot] = key
-        tidx[slot] = r
+def new_tables(size):
+    """Empty deduplication tables for :func:`generate_positions` (``size`` a power of two)."""
+    tables = np.zeros((size, 3), np.int64)
+    tables[:, 2] = -1
+    return tables
 
 
 @njit(cache=True)
@@ -269,45 +336,6 @@ def _dedupe_boards(out_boards, out_moves, lo, hi):
     return keep
 
 
-@njit(cache=True, inline="always")
-def _record(me, opp, h, depth, first_die, src_at, dst_at, out_boards, out_moves, out_depth,
-            out_die, out_key, out_n, table_key, table_idx, table_stamp, stamp):
-    """Write the current afterstate unless the same (afterstate, depth, first die) is there."""
-    key = h ^ DEPTH_SALT[depth] ^ DIE_SALT[first_die]
-    mask = table_key.shape[0] - 1
-    slot = (key ^ (key >> 29)) & mask
-    while table_stamp[slot] == stamp:
-        if table_key[slot] == key:
-            other = table_idx[slot]
-            same = True
-            for b in range(25):
-                if out_boards[other, 1, b] != me[b] or out_boards[other, 0, b] != opp[b]:
-                    same = False
-                    break
-            if same:
-                return out_n
-        slot = (slot + 1) & mask
-    if out_n >= out_boards.shape[0] or out_n >= out_depth.shape[0]:
-        return -1  # out of room: the caller grows the buffers and generates this position again
-    table_stamp[slot] = stamp
-    table_key[slot] = key
-    table_idx[slot] = out_n
-    for b in range(25):
-        out_boards[out_n, 0, b] = opp[b]
-        out_boards[out_n, 1, b] = me[b]
-    for k in range(4):
-        if k < depth:
-            out_moves[out_n, k, 0] = src_at[k] + 1
-            out_moves[out_n, k, 1] = dst_at[k] + 1 if dst_at[k] >= 0 else 0
-        else:
-            out_moves[out_n, k, 0] = -1
-            out_moves[out_n, k, 1] = -1
-    out_depth[out_n] = depth
-    out_die[out_n] = first_die
-    out_key[out_n] = key
-    return out_n + 1
-
-
 @njit(cache=True)
 def generate_batch(boards, dice):
     """All legal afterstates of ``boards[n]`` (int8[N, 2, 25]) with ``dice[n]`` (int[N, 2]).
@@ -324,18 +352,33 @@ def generate_batch(boards, dice):
     out_die = np.empty(cap, np.int64)
     out_key = np.empty(cap, np.int64)
     offsets = np.zeros(n + 1, np.int64)
-    tables = (np.zeros(SMALL_TABLE, np.int64), np.zeros(SMALL_TABLE, np.int64),
-              np.full(SMALL_TABLE, -1, np.int64))
-    scratch = np.zeros((9, 25), np.int64)
+    tables = new_tables(TABLE_SIZES[0])
+    larger = new_tables(1)  # made when a position needs it
+    scratch = np.zeros((SCRATCH_ROWS, 25), np.int64)
     m = 0
     i = 0
     stamp = 0
+    level = 0  # 1, 2: position i needs a larger table
     while i < n:
-        got = generate_one(boards[i], dice[i, 0], dice[i, 1], out_boards, out_moves, out_depth,
-                            out_die, out_key, m, tables, stamp, scratch)
-        stamp += 1  # a fresh stamp also for a retried position: its half-filled entries are stale
-        if got < 0:
-            # Out of room: double the buffers (keeping finished positions) and redo this one.
+        if level == 0:
+            i, m, stamp, status = generate_positions(boards, dice, i, out_boards, out_moves, out_depth,
+                                                     out_die, out_key, m, offsets, tables, stamp, scratch)
+        else:
+            # One position with hundreds of candidates (an open board with doubles), alone.
+            if larger.shape[0] != TABLE_SIZES[level]:
+                larger = new_tables(TABLE_SIZES[level])
+            _, got, _, status = generate_positions(boards[i:i + 1], dice[i:i + 1], 0, out_boards, out_moves,
+                                                   out_depth, out_die, out_key, m, offsets[i:i + 2], larger,
+                                                   stamp, scratch)
+            stamp += 1
+            if status == 0:
+                i, m, level = i + 1, got, 0
+        if status == MANY_CANDIDATES:
+            if level == len(TABLE_SIZES) - 1:
+                raise RuntimeError("a position has more candidate moves than the largest table holds")
+            level += 1
+        if status == NO_ROOM:
+            # Out of room: double the buffers (keeping finished positions) and redo position i.
             new_cap = 2 * out_boards.shape[0]
             nb = np.empty((new_cap, 2, 25), np.int8)
             nb[:m] = out_boards[:m]
@@ -345,10 +388,6 @@ def generate_batch(boards, dice):
             out_depth = np.empty(new_cap, np.int64)
             out_die = np.empty(new_cap, np.int64)
             out_key = np.empty(new_cap, np.int64)
-            continue
-        m = got
-        offsets[i + 1] = m
-        i += 1
     return out_boards[:m], out_moves[:m], offsets
 
 

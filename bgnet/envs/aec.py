@@ -35,13 +35,14 @@ from bgnet.envs.core import (
     IllegalAction,
     Turns,
     check_illegal_action_rule,
+    legal_mask,
     observe_one,
     opening_rolls,
-    with_mask,
 )
 from bgnet.envs.single import observation_space, render_text
 
 AGENTS = ("player_0", "player_1")
+_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
 RENDER_MODES = ("ansi", "human")
 _NO_DICE = np.zeros(2, np.int64)
 
@@ -53,6 +54,7 @@ class BackgammonAEC(AECEnv):
 
     metadata = {"render_modes": list(RENDER_MODES), "name": "bgnet_backgammon_v0",
                 "is_parallelizable": False, "render_fps": 1}
+    agent_selection: str
 
     def __init__(self, encoding: str = "tesauro", render_mode: str | None = None,
                  illegal_action: str = "lose"):
@@ -67,14 +69,17 @@ class BackgammonAEC(AECEnv):
         self.observation_spaces = {a: observation_space(encoding) for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(MAX_ACTIONS) for a in AGENTS}
         self.np_random: np.random.Generator | None = None
-        self.board = start_position()
         self.on_roll = 0  # index of the agent whose checkers are board[1]
-        self.dice = np.zeros(2, np.int64)
-        self._after = np.zeros((0, 2, 25), np.int8)
-        self._obs = np.zeros(0, np.float32)  # the observation of the player on roll
-        self._won = np.zeros(0, np.int8)  # the points each of its afterstates wins at once
-        self._turns = Turns(encoding)
+        self._turns = Turns(encoding)  # the board, dice, afterstates and observation
         self._rolls: DiceStream | None = None
+
+    @property
+    def board(self) -> np.ndarray:
+        return self._turns.board
+
+    @property
+    def dice(self) -> np.ndarray:
+        return self._turns.dice
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -93,9 +98,8 @@ class BackgammonAEC(AECEnv):
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rolls = DiceStream(self.np_random)
         dice, first = opening_rolls(self.np_random, 1)
-        self.board = start_position()
         self.on_roll = 0 if first[0] else 1
-        self.dice = dice[0]
+        self._turns.start(start_position(), dice[0])
         self._prepare_turn()
         if self.render_mode == "human":
             self.render()
@@ -108,27 +112,29 @@ class BackgammonAEC(AECEnv):
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0
-        mover, other = self.on_roll, 1 - self.on_roll
-        self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0
+        rewards = self.rewards
+        rewards[AGENTS[0]] = rewards[AGENTS[1]] = 0
+        mover = self.on_roll
+        turns = self._turns
+        legal = len(turns.after)
         a = int(action)
-        if not 0 <= a < len(self._after):
+        if not 0 <= a < legal:
             if self.illegal_action == "raise":
-                raise IllegalAction(f"action {a} is not legal for {agent}: it has {len(self._after)} legal "
-                                    f"actions, 0 to {len(self._after) - 1} (see action_mask)")
-            self._finish(other, 1)  # a move outside the rules loses a single game
+                raise IllegalAction(f"action {a} is not legal for {agent}: it has {legal} legal "
+                                    f"actions, 0 to {legal - 1} (see action_mask)")
+            self._finish(1 - mover, 1)  # a move outside the rules loses a single game
             self.infos[agent] = {"illegal_action": True}
         else:
-            after = self._after[a]
-            points = int(self._won[a])
+            points = turns.move(a, self._rolls.roll())  # the other player's roll, used if it goes on
             if points:
-                self.board = after.copy()  # the winner's checkers stay in board[1]
-                self._finish(mover, points)
-            else:
-                self.board = after[::-1].copy()
-                self.on_roll = other
-                self.dice = self._rolls.roll()
-                self._prepare_turn()
-        if self.rewards[agent]:  # only the last step pays
+                self._finish(mover, points)  # the winner's checkers stay in board[1]
+            else:  # as _prepare_turn, written out: this is most steps
+                self.on_roll = 1 - mover
+                other = AGENTS[1 - mover]
+                self.agent_selection = other
+                self.infos[other] = {"afterstates": turns.after, "dice": turns.dice.copy()}
+                self.infos[agent] = {}
+        if rewards[agent]:  # only the last step pays
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -136,12 +142,13 @@ class BackgammonAEC(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if self._rolls is None:
             raise RuntimeError("call reset() before observe()")
-        me = AGENTS.index(agent)
-        on_roll = me == self.on_roll and not self.terminations[agent]
-        board = self.board if me == self.on_roll else self.board[::-1]
-        if on_roll:
-            return with_mask(self._obs, len(self._after))
-        return observe_one(board, _NO_DICE, 0, self.encoding)
+        me = _INDEX[agent]
+        if me == self.on_roll:
+            if not self.terminations[agent]:
+                turns = self._turns
+                return {"observation": turns.obs.copy(), "action_mask": legal_mask(len(turns.after))}
+            return observe_one(self.board, _NO_DICE, 0, self.encoding)
+        return observe_one(self.board[::-1], _NO_DICE, 0, self.encoding)
 
     def render(self) -> str | None:
         # player_0 is drawn at the bottom (X), whoever is on roll.
@@ -157,10 +164,10 @@ class BackgammonAEC(AECEnv):
         pass
 
     def _prepare_turn(self) -> None:
-        """The legal afterstates of the player on roll, and its info."""
-        self._after, self._won, self._obs = self._turns.play(self.board, self.dice)
-        self.agent_selection = AGENTS[self.on_roll]
-        self.infos[AGENTS[self.on_roll]] = {"afterstates": self._after, "dice": self.dice.copy()}
+        """The player on roll has its afterstates (in ``_turns``): its info."""
+        mover = AGENTS[self.on_roll]
+        self.agent_selection = mover
+        self.infos[mover] = {"afterstates": self._turns.after, "dice": self._turns.dice.copy()}
         self.infos[AGENTS[1 - self.on_roll]] = {}
 
     def _finish(self, winner: int, points: int) -> None:
@@ -169,8 +176,7 @@ class BackgammonAEC(AECEnv):
         self.rewards[AGENTS[1 - winner]] = -points
         self.terminations = dict.fromkeys(self.agents, True)
         self.infos = {a: {} for a in self.agents}
-        self._after = self._after[:0]
-        self.dice = np.zeros(2, np.int64)
+        self._turns.end()
         self.agent_selection = AGENTS[1 - self.on_roll]
 
 

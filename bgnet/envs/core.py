@@ -31,8 +31,8 @@ from numba import njit
 
 from bgnet.bots.base import Bot
 from bgnet.bots.simple import RandomBot
-from bgnet.engine.api import generate_kept, workspace
-from bgnet.engine.board import game_result, game_results, start_position
+from bgnet.engine.api import generate_kept, own_workspace
+from bgnet.engine.board import game_result, start_position
 from bgnet.engine.movegen import generate_batch
 from bgnet.nn.encode import (
     CONTACT_PER_SIDE,
@@ -56,6 +56,7 @@ from bgnet.nn.encode import (
 # move lists by the same bound.
 MAX_ACTIONS = 3060
 DICE_UNITS = 12  # one-hot of the higher die, then of the lower
+_START = start_position()  # a constant of the compiled code
 
 
 def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -72,16 +73,16 @@ class DiceStream:
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
-        self._block = np.zeros((0, 2), np.int64)
+        self._block: list[list[int]] = []
         self._next = 0
 
-    def roll(self) -> np.ndarray:
-        """int64[2], the higher die first (a fresh array each call)."""
+    def roll(self) -> list[int]:
+        """``[higher, lower]``, a fresh list each call."""
         if self._next == len(self._block):
-            self._block = roll_dice(self.rng, self.BLOCK)
+            self._block = roll_dice(self.rng, self.BLOCK).tolist()
             self._next = 0
         self._next += 1
-        return self._block[self._next - 1].copy()
+        return self._block[self._next - 1]
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -214,13 +215,6 @@ def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray,
     return _rows(after, order), _rows(steps, order), offsets
 
 
-def legal_afterstates_only(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(after, offsets)`` of :func:`legal_afterstates` without the steps: one copy fewer."""
-    after, _, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
-                                       np.ascontiguousarray(dice, np.int64))
-    return _rows(after, canonical_order(after, offsets)), offsets
-
-
 # ---------------------------------------------------------------------------------------------
 # observations
 
@@ -290,30 +284,12 @@ def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) 
     if dice[0]:
         obs[features + dice[0] - 1] = 1.0
         obs[features + 6 + dice[1] - 1] = 1.0
-    mask = np.zeros(MAX_ACTIONS, np.int8)
-    mask[:legal] = 1
-    return {"observation": obs, "action_mask": mask}
+    return {"observation": obs, "action_mask": legal_mask(legal)}
 
 
 def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
     """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
-    mask = np.zeros(MAX_ACTIONS, np.int8)
-    mask[:legal] = 1
-    return {"observation": obs.copy(), "action_mask": mask}
-
-
-@njit(cache=True)
-def _fill_masks(counts, out):
-    for i in range(counts.shape[0]):
-        for a in range(counts[i]):
-            out[i, a] = 1
-
-
-def action_masks(counts: np.ndarray) -> np.ndarray:
-    """int8[N, MAX_ACTIONS]: 1 for the first ``counts[n]`` actions of each row."""
-    out = np.zeros((len(counts), MAX_ACTIONS), np.int8)
-    _fill_masks(np.asarray(counts, np.int64), out)
-    return out
+    return {"observation": obs.copy(), "action_mask": legal_mask(legal)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,49 +297,98 @@ def action_masks(counts: np.ndarray) -> np.ndarray:
 
 
 class Turns:
-    """One player's turns, each in one compiled call (the environments that play one game).
+    """One game's turns, each in one compiled call (the environments that play one game).
 
-    ``play(board, dice)`` gives ``(after, won, observation)``: the legal afterstates of ``board``
-    (the player on roll in ``board[1]``) with ``dice`` (higher first) in the canonical order (the
-    position itself when no move is legal), the points each afterstate wins at once (0 while the
-    game goes on) and the player's observation vector. It uses the engine's kept buffers: a batch
-    of one would set its tables up each time.
+    Between calls ``board`` is the position (int8[2, 25], the player on roll in ``board[1]``),
+    ``dice`` its roll (higher first; (0, 0) once the game is over), ``after`` its legal
+    afterstates in the canonical order (the position itself when no move is legal; a fresh array
+    each turn) and ``obs`` the player's observation vector (kept and overwritten: copy it to hand
+    it out). ``board`` and ``dice`` are updated in place. The kernels use the engine's kept
+    buffers: a batch of one would set its tables up each time.
     """
 
     def __init__(self, encoding: str):
         self.kind, self.features = encoding_kind(encoding), num_features(encoding)
+        self.board = start_position()
+        self.dice = np.zeros(2, np.int64)
+        self.after = np.zeros((0, 2, 25), np.int8)
+        self.obs = np.zeros(self.features + DICE_UNITS, np.float32)
+        self._ws = own_workspace()
 
-    def play(self, board: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ws = workspace()
-        board = np.ascontiguousarray(board, np.int8)
-        d1, d2 = int(dice[0]), int(dice[1])
-        after, won, obs = _turn(board, d1, d2, ws.boards, ws.moves, ws.ints, self.kind, self.features)
+    def start(self, board: np.ndarray, dice) -> None:
+        """``board`` (the player on roll in ``board[1]``) with ``dice`` (higher first): its turn."""
+        self.board[:] = board
+        self.dice[0], self.dice[1] = dice[0], dice[1]
+        ws = self._ws
+        self._check(_turn(self.board, self.dice[0], self.dice[1], ws.boards, ws.moves, ws.ints, self.kind,
+                          self.features, self.obs))
+
+    def move(self, action: int, roll) -> int:
+        """The player on roll plays ``after[action]`` (a legal action). Returns the points it wins
+        by it (the game is then over, ``board`` its last position from the winner's side), or 0:
+        the other player is on roll with ``roll`` (higher first), and ``after``, ``obs`` are its."""
+        ws = self._ws
+        points, after = _move_then_turn(self.after, action, self.board, self.dice, roll[0], roll[1],
+                                        ws.boards, ws.moves, ws.ints, self.kind, self.features, self.obs)
+        if points or len(after):
+            self.after = after
+        else:
+            self._check(after)
+        return points
+
+    def end(self, board: np.ndarray | None = None) -> None:
+        """The game is over, in ``board`` if given."""
+        if board is not None:
+            self.board[:] = board
+        self.dice[:] = 0
+        self.after = self.after[:0]
+
+    def _check(self, after: np.ndarray) -> None:
         if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
-            after = legal_afterstates(board[None], np.array([[d1, d2]]))[0]
-            won = game_results(after)
-        return after, won, obs
+            after = legal_afterstates(self.board[None], self.dice[None])[0]
+        self.after = after
 
 
 @njit(cache=True)
-def _turn(board, d1, d2, boards, moves, ints, kind, features):
-    obs = np.zeros((1, features + DICE_UNITS), np.float32)
-    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:, :features])
-    obs[0, features + d1 - 1] = 1.0
-    obs[0, features + 6 + d2 - 1] = 1.0
+def _turn(board, d1, d2, boards, moves, ints, kind, features, obs):
+    """The legal afterstates of ``board`` with ``d1``, ``d2`` in the canonical order (none when
+    the kept buffers are too small); the player's observation into ``obs``."""
+    obs[:] = 0.0
+    encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:features].reshape(1, features))
+    obs[features + d1 - 1] = 1.0
+    obs[features + 6 + d2 - 1] = 1.0
     n = generate_kept(board, d1, d2, boards, moves, ints)
     if n < 0:
-        return np.empty((0, 2, 25), np.int8), np.empty(0, np.int8), obs[0]
-    if n == 0:
-        out = np.empty((1, 2, 25), np.int8)
-        out[0] = board
-        return out, np.zeros(1, np.int8), obs[0]
+        return np.empty((0, 2, 25), np.int8)
     offsets = np.array([0, n], np.int64)
-    order = canonical_order(boards[:n], offsets)
-    won = np.empty(n, np.int8)
-    out = _rows(boards[:n], order)
-    for r in range(n):
-        won[r] = game_result(out[r])
-    return out, won, obs[0]
+    return _rows(boards[:n], canonical_order(boards[:n], offsets))
+
+
+@njit(cache=True)
+def _move_then_turn(after, action, board, dice, d1, d2, boards, moves, ints, kind, features, obs):
+    """``after[action]`` played: ``(points, after)``, the points it wins (the game over, ``board``
+    that afterstate) or 0 and the next player's afterstates (``board`` swapped, ``dice``
+    ``(d1, d2)``, ``obs`` its observation)."""
+    points = game_result(after[action])
+    if points:
+        for p in range(25):
+            board[0, p] = after[action, 0, p]
+            board[1, p] = after[action, 1, p]
+        dice[0] = dice[1] = 0
+        return points, after[:0]
+    for p in range(25):
+        board[0, p] = after[action, 1, p]
+        board[1, p] = after[action, 0, p]
+    dice[0], dice[1] = d1, d2
+    return 0, _turn(board, d1, d2, boards, moves, ints, kind, features, obs)
+
+
+_MASK_TEMPLATE = np.concatenate([np.ones(MAX_ACTIONS, np.int8), np.zeros(MAX_ACTIONS, np.int8)])
+
+
+def legal_mask(legal: int) -> np.ndarray:
+    """int8[MAX_ACTIONS]: 1 for the first ``legal`` actions (a fresh array)."""
+    return _MASK_TEMPLATE[MAX_ACTIONS - legal:2 * MAX_ACTIONS - legal].copy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,14 +423,19 @@ class AgentGames:
     side (its checkers in ``board[1]``), ``dice[i]`` its roll and rows ``offsets[i]:offsets[i + 1]``
     of ``after`` its legal afterstates in the canonical order. A finished game keeps its last
     position (still from the agent's side), dice (0, 0) and no legal action until it is restarted.
-    The bot plays through its batched ``choose_moves``: one call for every game where it is on
-    roll, so a net bot evaluates all their afterstates in one batch.
+
+    A step is a few compiled calls over all games, no Python loop over them: the agent's moves
+    (:func:`_agent_moves`), the bot's replies, the next turns with their observations and masks
+    (:func:`_next_turns`). The bot plays through its batched ``choose_moves``: one call for every
+    game where it is on roll, so a net bot evaluates all their afterstates in one batch. The
+    random bot is played inside the compiled step instead (:func:`_random_replies`), drawing
+    from its generator exactly what its ``choose_moves`` would, so its games are the same.
     """
 
     def __init__(self, n: int, bot: Bot, encoding: str = "tesauro", illegal_action: str = "lose"):
         if n < 1:
             raise ValueError(f"the number of games must be 1 or more; got {n}")
-        num_features(encoding)  # a clear error for an unknown encoding
+        self.kind, self.features = encoding_kind(encoding), num_features(encoding)
         self.n, self.bot, self.encoding = n, bot, encoding
         self.illegal_action = check_illegal_action_rule(illegal_action)
         self.boards = np.repeat(start_position()[None], n, axis=0)
@@ -413,6 +443,10 @@ class AgentGames:
         self.live = np.zeros(n, bool)
         self.after = np.zeros((0, 2, 25), np.int8)
         self.offsets = np.zeros(n + 1, np.int64)
+        self._obs = np.zeros((n, self.features + DICE_UNITS), np.float32)
+        self._masks = np.zeros((n, MAX_ACTIONS), np.int8)
+        self._to_bot = np.zeros((n, 2, 25), np.int8)  # the positions the bot replies to
+        self._going = np.zeros(n, np.int64)  # the games they are in
 
     @property
     def counts(self) -> np.ndarray:
@@ -423,79 +457,245 @@ class AgentGames:
         """New games in the slots ``which`` (bool[n]): the opening roll, and the bot's first move
         where its die is the higher. Call :meth:`prepare` after."""
         which = np.asarray(which, bool)
-        k = int(which.sum())
+        k = int(np.count_nonzero(which))
         if not k:
             return
         dice, agent_first = opening_rolls(rng, k)
         later = roll_dice(rng, k)
-        boards = np.repeat(start_position()[None], k, axis=0)
+        slots = np.flatnonzero(which)
         bot_first = ~agent_first
+        if type(self.bot) is RandomBot:
+            uniform = self.bot.rng.random(int(np.count_nonzero(bot_first)))
+            _random_openings(slots, dice, later, bot_first, uniform, self.boards, self.dice, self.live)
+            return
+        boards = np.repeat(start_position()[None], k, axis=0)
         if bot_first.any():
             after, _ = self.bot.choose_moves(boards[bot_first], dice[bot_first])
             boards[bot_first] = after[:, ::-1]
             dice[bot_first] = later[bot_first]
-        self.boards[which] = boards
-        self.dice[which] = dice
-        self.live[which] = True
+        self.boards[slots] = boards
+        self.dice[slots] = dice
+        self.live[slots] = True
 
     def play(self, actions: np.ndarray, which: np.ndarray, rng: np.random.Generator):
         """The agent plays ``actions[i]`` in the games ``which``, then the bot replies where the
         game goes on. Returns ``(rewards float64[n], terminated bool[n], illegal bool[n])`` for
         those games (zeros elsewhere). Call :meth:`prepare` after."""
-        which = np.asarray(which, bool) & self.live
         actions = np.asarray(actions).reshape(-1)
         if actions.shape != (self.n,):
             raise ValueError(f"expected {self.n} actions, one per game; got shape {actions.shape}")
         if not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions are whole numbers (indices of legal moves); got dtype {actions.dtype}")
-        opp_dice = roll_dice(rng, self.n)
-        my_dice = roll_dice(rng, self.n)
+        # Both rolls of every game are drawn, used or not: a game's dice do not depend on others.
+        opp_dice = rng.integers(1, 7, size=(self.n, 2))
+        my_dice = rng.integers(1, 7, size=(self.n, 2))
         rewards = np.zeros(self.n)
         terminated = np.zeros(self.n, bool)
-        a = actions.astype(np.int64)
-        illegal = which & ((a < 0) | (a >= self.counts))
-        if illegal.any() and self.illegal_action == "raise":
-            i = int(np.flatnonzero(illegal)[0])
-            raise IllegalAction(f"action {int(a[i])} is not legal in game {i}: it has {int(self.counts[i])} "
-                                f"legal actions, 0 to {int(self.counts[i]) - 1} (see action_mask)")
-        rewards[illegal] = -1.0
-        terminated |= illegal
-        self.live &= ~illegal
-        moving = which & ~illegal
-        if not moving.any():
-            return rewards, terminated, illegal
-        chosen = self.after[self.offsets[:-1][moving] + a[moving]]
-        won = game_results(chosen)
-        idx = np.flatnonzero(moving)
-        done_now = won > 0
-        rewards[idx[done_now]] = won[done_now]
-        self.boards[idx[done_now]] = chosen[done_now]
-        going = ~done_now
-        if going.any():
-            g = idx[going]
-            replies, _ = self.bot.choose_moves(np.ascontiguousarray(chosen[going][:, ::-1]), opp_dice[g])
-            lost = game_results(replies)
-            rewards[g] = -lost.astype(np.float64)
-            self.boards[g] = replies[:, ::-1]
-            self.dice[g] = my_dice[g]
-            terminated[g[lost > 0]] = True
-        terminated[idx[done_now]] = True
-        self.live &= ~terminated
-        self.dice[~self.live] = 0
+        illegal = np.zeros(self.n, bool)
+        stop = self.illegal_action == "raise"
+        k = _agent_moves(self.after, self.offsets, self.live, np.asarray(which, bool),
+                         actions.astype(np.int64, copy=False), self.boards, rewards, terminated, illegal,
+                         self._to_bot, self._going, stop)
+        if k < 0:
+            i = -1 - k
+            count = self.offsets[i + 1] - self.offsets[i] if self.live[i] else 0
+            raise IllegalAction(f"action {int(actions[i])} is not legal in game {i}: it has {count} "
+                                f"legal actions, 0 to {count - 1} (see action_mask)")
+        if k:
+            if type(self.bot) is RandomBot:
+                _random_replies(self._to_bot[:k], self._going[:k], opp_dice, my_dice, self.bot.rng.random(k),
+                                self.boards, self.dice, rewards, terminated)
+            else:
+                going = self._going[:k]
+                replies, _ = self.bot.choose_moves(self._to_bot[:k].copy(), _high_first(opp_dice[going]))
+                _apply_replies(np.ascontiguousarray(replies, np.int8), going, my_dice, self.boards, self.dice,
+                               rewards, terminated)
+        _end_games(terminated, self.live, self.dice)
         return rewards, terminated, illegal
 
     def prepare(self) -> None:
-        """The legal afterstates of every live game's turn (one batched, sorted generation)."""
-        live = self.live
-        counts = np.zeros(self.n, np.int64)
-        if live.any():
-            self.after, sub = legal_afterstates_only(self.boards[live], self.dice[live])
-            counts[live] = np.diff(sub)
-        else:
-            self.after = self.after[:0]
-        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+        """The legal afterstates of every live game's turn, its observation and mask (one
+        compiled call)."""
+        self._obs = np.zeros((self.n, self.features + DICE_UNITS), np.float32)  # np.zeros, not zeros_like:
+        self._masks = np.zeros((self.n, MAX_ACTIONS), np.int8)  # zeroed pages, not a loop writing zeros
+        self.after, self.offsets = _next_turns(self.boards, self.dice, self.live, self.kind, self.features,
+                                               self._obs, self._masks)
 
     def observation(self) -> dict[str, np.ndarray]:
-        """``{"observation": float32[n, F + 12], "action_mask": int8[n, MAX_ACTIONS]}``, fresh arrays."""
-        return {"observation": observations(self.boards, self.dice, self.encoding),
-                "action_mask": action_masks(self.counts)}
+        """``{"observation": float32[n, F + 12], "action_mask": int8[n, MAX_ACTIONS]}`` of the
+        last :meth:`prepare`, fresh arrays on every prepare (kept by the caller, never changed)."""
+        return {"observation": self._obs, "action_mask": self._masks}
+
+    def final_observation(self, which: np.ndarray) -> dict[str, np.ndarray]:
+        """The observations of the games ``which`` (int indices) that :meth:`play` has just
+        ended: their last positions, no dice, no legal action."""
+        return {"observation": observations(self.boards[which], np.zeros((len(which), 2), np.int64), self.encoding),
+                "action_mask": np.zeros((len(which), MAX_ACTIONS), np.int8)}
+
+
+def _high_first(dice: np.ndarray) -> np.ndarray:
+    return np.stack([dice.max(axis=1), dice.min(axis=1)], axis=1)
+
+
+@njit(cache=True)
+def _agent_moves(after, offsets, live, which, actions, boards, rewards, terminated, illegal, to_bot, going,
+                 stop_at_illegal):
+    """The agent's moves in the live games ``which``: an action outside the legal ones loses a
+    single game (or, with ``stop_at_illegal``, nothing is played and ``-1 - i`` is returned for
+    the first such game ``i``); a move that bears off the last checker wins its points; the
+    other afterstates go to the bot, from its side, into ``to_bot`` (their games in ``going``).
+    Returns how many."""
+    n = boards.shape[0]
+    if stop_at_illegal:
+        for i in range(n):
+            if which[i] and live[i] and not 0 <= actions[i] < offsets[i + 1] - offsets[i]:
+                return -1 - i
+    k = 0
+    for i in range(n):
+        if not (which[i] and live[i]):
+            continue
+        a = actions[i]
+        if not 0 <= a < offsets[i + 1] - offsets[i]:
+            illegal[i] = True
+            rewards[i] = -1.0
+            terminated[i] = True
+            continue
+        row = offsets[i] + a
+        won = game_result(after[row])
+        if won:
+            rewards[i] = won
+            terminated[i] = True
+            for s in range(2):
+                for p in range(25):
+                    boards[i, s, p] = after[row, s, p]
+            continue
+        for p in range(25):
+            to_bot[k, 0, p] = after[row, 1, p]
+            to_bot[k, 1, p] = after[row, 0, p]
+        going[k] = i
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _random_replies(to_bot, going, opp_dice, my_dice, uniform, boards, dice, rewards, terminated):
+    """The random bot's replies, as :meth:`bgnet.bots.simple.RandomBot.choose_moves` draws them
+    from ``uniform`` (its generator's next ``len(to_bot)`` numbers), applied."""
+    k = to_bot.shape[0]
+    rolls = np.empty((k, 2), np.int64)
+    for r in range(k):
+        g = going[r]
+        rolls[r, 0] = max(opp_dice[g, 0], opp_dice[g, 1])
+        rolls[r, 1] = min(opp_dice[g, 0], opp_dice[g, 1])
+    after, _, offsets = generate_batch(to_bot, rolls)
+    replies = np.empty((k, 2, 25), np.int8)
+    for r in range(k):
+        count = offsets[r + 1] - offsets[r]
+        row = offsets[r] + np.int64(uniform[r] * count)
+        for s in range(2):
+            for p in range(25):
+                replies[r, s, p] = after[row, s, p]
+    _apply_replies(replies, going, my_dice, boards, dice, rewards, terminated)
+
+
+@njit(cache=True)
+def _random_openings(slots, dice, later, bot_first, uniform, boards, games_dice, live):
+    """New games in ``slots`` with the opening rolls ``dice``; where ``bot_first``, the random bot
+    plays its opening move as its ``choose_moves`` would (drawing from ``uniform``) and the agent
+    is on roll with ``later``."""
+    start = _START
+    k = slots.shape[0]
+    starts = np.empty((uniform.shape[0], 2, 25), np.int8)
+    rolls = np.empty((uniform.shape[0], 2), np.int64)
+    j = 0
+    for r in range(k):
+        if bot_first[r]:
+            starts[j] = start
+            rolls[j, 0], rolls[j, 1] = dice[r, 0], dice[r, 1]
+            j += 1
+    after, _, offsets = generate_batch(starts, rolls)
+    j = 0
+    for r in range(k):
+        i = slots[r]
+        live[i] = True
+        if bot_first[r]:
+            row = offsets[j] + np.int64(uniform[j] * (offsets[j + 1] - offsets[j]))
+            j += 1
+            for p in range(25):
+                boards[i, 0, p] = after[row, 1, p]
+                boards[i, 1, p] = after[row, 0, p]
+            games_dice[i, 0], games_dice[i, 1] = later[r, 0], later[r, 1]
+        else:
+            for p in range(25):
+                boards[i, 0, p] = start[0, p]
+                boards[i, 1, p] = start[1, p]
+            games_dice[i, 0], games_dice[i, 1] = dice[r, 0], dice[r, 1]
+
+
+@njit(cache=True)
+def _apply_replies(replies, going, my_dice, boards, dice, rewards, terminated):
+    """The bot's replies (``[agent, bot_after]``) in the games ``going``: a reply that bears off
+    the bot's last checker loses the agent its points; the others leave the agent on roll with
+    ``my_dice``."""
+    for r in range(replies.shape[0]):
+        g = going[r]
+        for p in range(25):
+            boards[g, 0, p] = replies[r, 1, p]
+            boards[g, 1, p] = replies[r, 0, p]
+        lost = game_result(replies[r])
+        if lost:
+            rewards[g] = -lost
+            terminated[g] = True
+        else:
+            dice[g, 0] = max(my_dice[g, 0], my_dice[g, 1])
+            dice[g, 1] = min(my_dice[g, 0], my_dice[g, 1])
+
+
+@njit(cache=True)
+def _end_games(terminated, live, dice):
+    for i in range(live.shape[0]):
+        if terminated[i]:
+            live[i] = False
+        if not live[i]:
+            dice[i, 0] = dice[i, 1] = 0
+
+
+@njit(cache=True)
+def _next_turns(boards, dice, live, kind, features, obs, masks):
+    """The agent's turn in every live game: ``(after, offsets)``, its legal afterstates in the
+    canonical order (none for a finished game); ``obs`` (float32[n, features + 12]) gets every
+    game's observation and ``masks`` (int8[n, MAX_ACTIONS], zeros) its legal actions."""
+    n = boards.shape[0]
+    playing = 0
+    for i in range(n):
+        playing += live[i]
+    on_roll = np.empty((playing, 2, 25), np.int8)
+    rolls = np.empty((playing, 2), np.int64)
+    j = 0
+    for i in range(n):
+        if live[i]:
+            for s in range(2):
+                for p in range(25):
+                    on_roll[j, s, p] = boards[i, s, p]
+            rolls[j, 0], rolls[j, 1] = dice[i, 0], dice[i, 1]
+            j += 1
+    unsorted, _, sub = generate_batch(on_roll, rolls)
+    after = _rows(unsorted, canonical_order(unsorted, sub))
+    offsets = np.zeros(n + 1, np.int64)
+    j = 0
+    for i in range(n):
+        count = 0
+        if live[i]:
+            count = sub[j + 1] - sub[j]
+            j += 1
+        offsets[i + 1] = offsets[i] + count
+        for a in range(count):
+            masks[i, a] = 1
+    encode_compiled(boards, kind, 1, obs[:, :features])
+    for i in range(n):
+        for u in range(DICE_UNITS):
+            obs[i, features + u] = 0.0
+        if dice[i, 0] > 0:
+            obs[i, features + dice[i, 0] - 1] = 1.0
+            obs[i, features + 6 + dice[i, 1] - 1] = 1.0
+    return after, offsets

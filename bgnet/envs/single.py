@@ -95,15 +95,22 @@ class BackgammonEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_space = observation_space(encoding)
         self.action_space = spaces.Discrete(MAX_ACTIONS)
-        self.board = start_position()
-        self.dice = np.zeros(2, np.int64)
-        self.after = np.zeros((0, 2, 25), np.int8)
         self.over = True
-        self._obs = np.zeros(0, np.float32)
-        self._won = np.zeros(0, np.int8)
-        self._turns = Turns(encoding)
+        self._turns = Turns(encoding)  # the board, dice, afterstates and observation
         self._illegal = False
         self._rolls: DiceStream | None = None
+
+    @property
+    def board(self) -> np.ndarray:
+        return self._turns.board
+
+    @property
+    def dice(self) -> np.ndarray:
+        return self._turns.dice
+
+    @property
+    def after(self) -> np.ndarray:
+        return self._turns.after
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -118,7 +125,7 @@ class BackgammonEnv(gym.Env):
             self._turn(board, opening[0])
         else:
             reply, _ = self.bot.choose_moves(board[None], opening)
-            self._turn(reply[0][::-1].copy(), rolls.roll())
+            self._turn(reply[0][::-1], rolls.roll())
         self._illegal = False
         if self.render_mode == "human":
             self.render()
@@ -131,27 +138,29 @@ class BackgammonEnv(gym.Env):
             raise gym.error.ResetNeeded("the game is over: call reset() to start a new one")
         a = int(action)
         reward = 0.0
-        if not 0 <= a < len(self.after):
+        legal = len(self._turns.after)
+        if not 0 <= a < legal:
             if self.illegal_action == "raise":
-                raise IllegalAction(f"action {a} is not legal: the agent has {len(self.after)} legal actions, "
-                                    f"0 to {len(self.after) - 1} (see action_mask)")
+                raise IllegalAction(f"action {a} is not legal: the agent has {legal} legal actions, "
+                                    f"0 to {legal - 1} (see action_mask)")
             reward = -1.0  # a move outside the rules loses a single game
             self._illegal = True
-            self._end(self.board)
+            self._end()
         else:
-            chosen = self.after[a]
-            won = int(self._won[a])
+            chosen = self._turns.after[a]
+            won = game_result(chosen)
             if won:
                 reward = float(won)
-                self._end(chosen.copy())
+                self._end(chosen)
             else:
-                reply, _ = self.bot.choose_moves(np.ascontiguousarray(chosen[None, ::-1]), self._rolls.roll()[None])
+                reply, _ = self.bot.choose_moves(np.ascontiguousarray(chosen[None, ::-1]),
+                                                 np.array([self._rolls.roll()], np.int64))
                 lost = game_result(reply[0])
                 if lost:
                     reward = -float(lost)
-                    self._end(reply[0][::-1].copy())
+                    self._end(reply[0][::-1])
                 else:
-                    self._turn(reply[0][::-1].copy(), self._rolls.roll())
+                    self._turn(reply[0][::-1], self._rolls.roll())
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, self.over, False, self._info()
@@ -159,7 +168,7 @@ class BackgammonEnv(gym.Env):
     def afterstates(self) -> np.ndarray:
         """A copy of the agent's legal afterstates (``[opponent, agent_after]``), in action order;
         none once the game is over. Through wrappers: ``env.unwrapped.afterstates()``."""
-        return self.after.copy()
+        return self._turns.after.copy()
 
     def action_masks(self) -> np.ndarray:
         """bool[MAX_ACTIONS]: the legal actions now (the form sb3-contrib's maskable PPO asks for)."""
@@ -175,7 +184,7 @@ class BackgammonEnv(gym.Env):
     def close(self) -> None:
         self.bot.close()
 
-    def _chosen_start(self, options: dict[str, Any], rolls: DiceStream) -> tuple[np.ndarray, np.ndarray]:
+    def _chosen_start(self, options: dict[str, Any], rolls: DiceStream) -> tuple[np.ndarray, list[int]]:
         """The position and dice ``reset(options={"position": ..., "dice": ...})`` asks for."""
         position = options["position"]
         board = board_from_position_id(position) if isinstance(position, str) else as_board(position)
@@ -184,22 +193,22 @@ class BackgammonEnv(gym.Env):
         if options.get("dice") is None:
             return board, rolls.roll()
         d1, d2 = (check_die(d, "a die of reset's dice") for d in options["dice"])
-        return board, np.array([max(d1, d2), min(d1, d2)], np.int64)
+        return board, [max(d1, d2), min(d1, d2)]
 
-    def _turn(self, board: np.ndarray, dice: np.ndarray) -> None:
+    def _turn(self, board: np.ndarray, dice) -> None:
         """The agent is on roll in ``board`` with ``dice``: its legal afterstates."""
-        self.board, self.dice, self.over = board, dice, False
-        self.after, self._won, self._obs = self._turns.play(board, dice)
+        self._turns.start(board, dice)
+        self.over = False
 
-    def _end(self, board: np.ndarray) -> None:
-        """The game is over; ``board`` is its last position from the agent's side."""
-        self.board, self.dice, self.over = board, np.zeros(2, np.int64), True
-        self.after = self.after[:0]
+    def _end(self, board: np.ndarray | None = None) -> None:
+        """The game is over; ``board``, if given, is its last position from the agent's side."""
+        self._turns.end(board)
+        self.over = True
 
     def _observation(self) -> dict[str, np.ndarray]:
         if self.over:
             return observe_one(self.board, self.dice, 0, self.encoding)
-        return with_mask(self._obs, len(self.after))
+        return with_mask(self._turns.obs, len(self._turns.after))
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"dice": self.dice.copy()}

@@ -92,9 +92,10 @@ class BackgammonVectorEnv(VectorEnv):
             infos["illegal_action"], infos["_illegal_action"] = illegal, illegal.copy()
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             if terminated.any():
-                final = self.games.observation()
-                for i in np.flatnonzero(terminated):
-                    obs_i = {key: value[i] for key, value in final.items()}
+                ended = np.flatnonzero(terminated)
+                final = self.games.final_observation(ended)
+                for j, i in enumerate(ended):
+                    obs_i = {key: value[j] for key, value in final.items()}
                     infos = self._add_info(infos, {"final_obs": obs_i, "final_info": {}}, int(i))
             restart = terminated
             self._ended[:] = False
