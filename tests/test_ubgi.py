@@ -305,7 +305,7 @@ def test_chequer_play_is_chosen_by_the_match_s_own_measure(engine):
     board, dice = board_from_position_id("4Ak+wCrgs/AgCQ"), (4, 6)
     money = MatchContext(player_on_roll=0, turn=0, dice=dice, jacoby=True)
     dmp = MatchContext(player_on_roll=0, turn=0, dice=dice, match_length=7, score=(6, 6))
-    money_move, dmp_move = "20/14 13/9", "20/14 18/14"
+    money_move, dmp_move = "22/16 13/9", "20/14 18/14"
     engine.silent(f"position gnubgid {write_position(board, money, 'gnubg-id')}")
     info, best = engine.ask("go role chequer")
     assert best == f"bestmove {money_move}" and " cubeful " in info and " mwc " not in info
