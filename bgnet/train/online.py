@@ -25,7 +25,7 @@ from bgnet.engine.movegen import generate
 from bgnet.nn.encode import encode, game_results, race_mask
 from bgnet.nn.model import SplitValueNet
 from bgnet.nn.probs import equity as money_equity
-from bgnet.train.selfplay import FinishedGames
+from bgnet.train.selfplay import FinishedGames, InProcessSource
 
 # flip as a linear map plus offset: flip(p) = F p + c
 _PERM = [0, 3, 4, 1, 2]
@@ -110,7 +110,7 @@ class OnlineTD:
             v, jac = v_next, jac_next
 
 
-class OnlineSource:
+class OnlineSource(InProcessSource):
     """Online mode as a game source of the run loop (:class:`bgnet.train.sources.GameSource`):
     each call plays one game of :class:`OnlineTD` with the net being trained, learning after
     every move at the rate ``rate`` gives for the games played so far (``games`` at the start).
@@ -144,15 +144,3 @@ class OnlineSource:
 
     def configure(self, settings, games: int) -> None:
         pass  # online mode has no phases (the config refuses them)
-
-    def cpu_seconds(self) -> float:
-        return 0.0
-
-    def scalars(self) -> dict[str, float]:
-        return {}
-
-    def summary(self) -> dict:
-        return {}
-
-    def close(self) -> None:
-        pass

@@ -36,6 +36,24 @@ from bgnet.train.move_filter import MoveFilter, valued_equity
 RACE_STARTS_KEPT = 16384  # race positions a pool keeps to start games from (with race_starts > 0)
 
 
+class InProcessSource:
+    """What a game source playing in this process has nothing of (the defaults of
+    :class:`bgnet.train.sources.GameSource` for it): no CPU time spent elsewhere, no extra
+    scalars or summary entries, nothing to stop at the end."""
+
+    def cpu_seconds(self) -> float:
+        return 0.0  # its CPU time is the process's own
+
+    def scalars(self) -> dict[str, float]:
+        return {}
+
+    def summary(self) -> dict:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
 @dataclass
 class FinishedGames:
     """Training samples from the games that ended in one step: positions, their λ-return targets,

@@ -27,7 +27,7 @@ import torch
 
 from bgnet.train.config import RunConfig
 from bgnet.train.learn import OnePly, searcher_for, with_search_targets
-from bgnet.train.selfplay import FinishedGames, SelfPlayPool, SelfPlaySettings
+from bgnet.train.selfplay import FinishedGames, InProcessSource, SelfPlayPool, SelfPlaySettings
 
 if TYPE_CHECKING:  # the run's state holds a source's checkpoint: it imports this module
     from bgnet.train.state import RunState
@@ -69,7 +69,7 @@ class GameSource(Protocol):
         """Stop playing; the run is over."""
 
 
-class LocalSource:
+class LocalSource(InProcessSource):
     """Self-play in this process: a pool of ``settings.parallel_games`` games played by the net
     being trained itself (so :meth:`sync` has nothing to do), its dice drawn from ``rng``."""
 
@@ -112,9 +112,6 @@ class LocalSource:
     def resume_games(self, state: dict) -> None:
         self.pool.restore(state)
 
-    def cpu_seconds(self) -> float:
-        return 0.0  # self-play runs in this process: its CPU time is the process's
-
     def next_games(self, wanted: int) -> FinishedGames:
         return with_search_targets(self.pool.step(), self.searcher, self.search_weight)
 
@@ -123,15 +120,6 @@ class LocalSource:
 
     def state(self) -> dict:
         return {"selfplay": self.rng.bit_generator.state}
-
-    def scalars(self) -> dict[str, float]:
-        return {}
-
-    def summary(self) -> dict:
-        return {}
-
-    def close(self) -> None:
-        pass
 
 
 def source_for(run: RunConfig, state: RunState, rate: Callable[[int], float],
