@@ -12,6 +12,7 @@ or a value out of range raises :class:`ConfigError`, whose message names the key
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,11 +107,29 @@ PHASE_KEYS = {
 
 
 @dataclass
+class DistillConfig:
+    """A phase that plays no games: the net fitted to a teacher's search (:mod:`bgnet.train.distill_phase`)."""
+    teacher: str = ""  # bot spec whose search labels ("": the run's own net at the phase's start)
+    ply: int = 1  # depth of the teacher's values: 0 its net, 1 or 2 its search
+    shards: int = 1  # shards of labels drawn (bgnet label's --shards)
+    per_shard: int = 2048  # decisions of self-play in one shard
+    keep: int = 5  # candidates of a decision: the teacher's 0-ply best ``keep`` ...
+    margin: float = 0.16  # ... within ``margin`` equity of the best
+    explore: float = 0.0  # chance that a self-play move of the labelling is a random legal one
+    workers: int = 1  # labelling processes (in this process's machine, also with distributed=ray)
+    epochs: int = 4  # passes of the fit over the labels (a fresh Adam; a tenth of the decisions held out)
+    lr: float = 0.0002  # the fit's learning rate at its first step ...
+    lr_final: float | None = None  # ... falling linearly to this by its last (None: constant)
+    batch_size: int = 256  # samples in one step of the fit
+
+
+@dataclass
 class Phase:
     name: str = ""  # what the phase does, in a word or two (the progress bar and the logs show it)
     until: int = 0  # games (counted from zero) at which the phase ends and the next begins
     train: dict[str, Any] = field(default_factory=dict)  # train.* keys of PHASE_KEYS for this phase
     optim: dict[str, Any] = field(default_factory=dict)  # optim.* keys: lr falls linearly to lr_final over the phase
+    distill: DistillConfig | None = None  # instead of self-play: a fit to a teacher's search, at ``until`` games
 
 
 @dataclass
@@ -190,13 +209,16 @@ def _phases(raw: Any) -> list[Phase]:
             raise ConfigError(f"unknown config key(s) in 'phases[{i}]': {', '.join(unknown)}; "
                               f"known: {', '.join(sorted(names))}")
         fields: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
+        if fields.get("distill") is not None and not isinstance(fields["distill"], DistillConfig):
+            fields["distill"] = _build(DistillConfig, fields["distill"], f"phases[{i}].distill")
         out.append(Phase(**fields))
     return out
 
 
 def phase_index(run: RunConfig, games: int) -> int:
     """The index of the phase that the run's game number ``games`` belongs to (the last phase
-    once every boundary is passed); 0 for a run without phases."""
+    once every boundary is passed); 0 for a run without phases. A distill phase holds no game:
+    it ends where it begins, so no game belongs to it."""
     for i, phase in enumerate(run.phases):
         if games < phase.until:
             return i
@@ -292,10 +314,18 @@ def _check_phases(run: RunConfig) -> None:
     """Each phase's keys are ones a phase may set, its values pass the section's checks, and
     the boundaries rise; ``train.games`` of a recipe is at most its last boundary."""
     before = 0
+    distills: set[str] = set()
     for i, phase in enumerate(run.phases):
         where = f"phases[{i}]" + (f" ({phase.name})" if phase.name else "")
         if not isinstance(phase.name, str):
             raise ConfigError(f"config key '{where}.name' must be a word or two; got {phase.name!r}")
+        if phase.distill is not None:
+            _check_distill_phase(phase, where, before)
+            if phase.name in distills:
+                raise ConfigError(f"config key '{where}.name': another distill phase is named {phase.name!r}; "
+                                  "each keeps its labels in a folder of its name")
+            distills.add(phase.name)
+            continue
         _number(f"{where}.until", phase.until, lo=before, lo_open=True, integer=True)
         before = phase.until
         for section, allowed in PHASE_KEYS.items():
@@ -315,6 +345,33 @@ def _check_phases(run: RunConfig) -> None:
     if run.phases and run.train.games > run.phases[-1].until:
         raise ConfigError(f"config key 'train.games' is {run.train.games}, past the recipe's last phase "
                           f"(which ends at {run.phases[-1].until}): leave it out, or at most that")
+
+
+def _check_distill_phase(phase: Phase, where: str, before: int) -> None:
+    """A distill phase plays no games: it ends where the phase before it does (``before``), sets
+    no self-play key, and its ``distill`` values are in range."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", phase.name):
+        raise ConfigError(f"config key '{where}.name' must be a name of letters, digits, '.', '_' or '-' "
+                          f"(a distill phase keeps its labels in a folder of its name); got {phase.name!r}")
+    if phase.until != before:
+        raise ConfigError(f"config key '{where}.until' must be {before}, where the phase before it ends: "
+                          f"a distill phase plays no games; got {phase.until!r}")
+    if phase.train or phase.optim:
+        raise ConfigError(f"config key '{where}' sets train or optim keys, but a distill phase plays no "
+                          "games: its fit's settings are in its 'distill' block")
+    d, key = phase.distill, f"{where}.distill"
+    assert d is not None
+    if not isinstance(d.teacher, str):
+        raise ConfigError(f"config key '{key}.teacher' must be a bot spec, or \"\" for the run's own net; "
+                          f"got {d.teacher!r}")
+    _number(f"{key}.ply", d.ply, lo=0, hi=2, integer=True)
+    for name in ("shards", "per_shard", "keep", "workers", "epochs", "batch_size"):
+        _number(f"{key}.{name}", getattr(d, name), lo=1, integer=True)
+    _number(f"{key}.margin", d.margin, lo=0, lo_open=True)
+    _number(f"{key}.explore", d.explore, lo=0, hi=1, hi_open=True)
+    _number(f"{key}.lr", d.lr, lo=0, lo_open=True)
+    if d.lr_final is not None:
+        _number(f"{key}.lr_final", d.lr_final, lo=0)
 
 
 def _check_model(m: ModelConfig) -> None:

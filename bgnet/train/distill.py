@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -234,10 +234,12 @@ def held_out_loss(net, samples: Samples) -> float:
 
 
 def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_size: int,
-        rng: np.random.Generator, lr_final: float | None = None, log=print) -> None:
+        rng: np.random.Generator, lr_final: float | None = None, log=print,
+        stop: Callable[[], bool] | None = None) -> bool:
     """Fit ``net`` to the samples with a fresh Adam, the rate falling linearly from ``lr`` to
     ``lr_final`` over the passes (constant without it), reporting the held-out loss and agreement
-    each pass."""
+    each pass. ``stop``, asked after each pass, ends the fit early where it says so; returns
+    whether every pass was made."""
     import torch
 
     from bgnet.train.learn import Learner
@@ -262,6 +264,9 @@ def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_s
         net.eval()
         log(f"pass {epoch + 1}/{epochs}: loss {np.mean(losses):.6f}, held-out {held_out_loss(net, held):.6f}, "
             f"agreement {choice_agreement(net, held):.1%} ({time.time() - t0:.0f} s)")
+        if stop is not None and stop() and epoch + 1 < epochs:
+            return False
+    return True
 
 
 def student_start(path: str):

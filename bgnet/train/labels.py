@@ -29,7 +29,7 @@ import json
 import multiprocessing as mp
 import os
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -121,9 +121,12 @@ def _label_shard(job: tuple[LabelSettings, str, int]) -> int:
 
 
 def label(folder: str | Path, settings: LabelSettings, shards: int, workers: int = 1,
-          progress: bool = True) -> int:
+          progress: bool = True, stop: Callable[[], bool] | None = None,
+          each: Callable[[int, int], None] | None = None) -> int:
     """Write shards ``0 .. shards-1`` of ``settings``' labels into ``folder``, skipping those
-    already there; returns how many were written now."""
+    already there; returns how many were written now. ``stop``, asked after each shard, ends the
+    labelling early where it says so (the shards written stay); ``each(done, shards)`` is told
+    after each shard how many of them are in the folder."""
     from tqdm import tqdm
 
     _load_bots(settings)  # here first: a spec that names no teacher or player is refused before any work
@@ -138,14 +141,20 @@ def label(folder: str | Path, settings: LabelSettings, shards: int, workers: int
     else:
         pool = mp.get_context("spawn").Pool(workers, _load_bots, (settings,))
         results = pool.imap_unordered(_label_shard, jobs)
+    written = 0
     try:
         for _ in results:
             bar.update(1)
+            written += 1
+            if each is not None:
+                each(shards - len(todo) + written, shards)
+            if stop is not None and stop():
+                break
     finally:
         bar.close()
         if workers > 1:
             pool.terminate()
-    return len(todo)
+    return written
 
 
 def load_labels(folder: str | Path, shards: int | None = None) -> Samples:

@@ -36,6 +36,7 @@ from bgnet.atomic import write_atomic
 from bgnet.bots.net import NetBot
 from bgnet.nn.checkpoint import save_checkpoint
 from bgnet.train.config import RunConfig, eval_every, load_config
+from bgnet.train.distill_phase import DistillPhase, due
 from bgnet.train.learn import Learner, concat_games, learn_step, race_positions, set_threads, weight_norm
 from bgnet.train.report import LOG, Report, format_eval, note
 from bgnet.train.resume import Requested
@@ -61,7 +62,7 @@ def train(cfg: DictConfig | RunConfig, run_dir: str | os.PathLike, progress: boo
     run = load_config(cfg)
     threads = set_threads(run.train.threads)
     state = RunState.begin(run, Requested(overrides))
-    if state.games >= state.cfg.train.games:
+    if state.games >= state.cfg.train.games and not due(state.cfg, state.games, state.distilled):
         return already_reached(state)
     shown = state.cfg.progress if progress is None else bool(progress)
     return Trainer(state, Path(run_dir), shown, threads).run(source or default_source)
@@ -285,7 +286,7 @@ class Sitting:
     def __init__(self, trainer: Trainer, source: GameSource):
         self.state, self.schedule, self.clock = trainer.state, trainer.schedule, trainer.clock
         self.checkpoints, self.signals, self.threads = trainer.checkpoints, trainer.signals, trainer.threads
-        self.run_dir = trainer.run_dir
+        self.run_dir, self.progress = trainer.run_dir, trainer.progress
         self.cfg = self.state.cfg
         self.source = source
         self.learner = learner_for(self.schedule.active, self.state)
@@ -301,7 +302,9 @@ class Sitting:
     def train(self) -> None:
         """The loop; whatever stops it, what it learned is kept (``latest.pt``)."""
         try:
+            self._distill()  # a run resumed in a distill phase finishes it first
             self._loop()
+            self._distill()  # a distill phase at the recipe's end
         finally:
             self.report.end_of_loop()
             self._save(LATEST)
@@ -364,6 +367,7 @@ class Sitting:
         """Enter the phase the games played now belong to: its settings for the source, the
         learner and the rate schedule; the net, the optimizer's state and the games in flight
         go on (a Ray source's workers restart, and their games in flight are dropped)."""
+        self._distill()
         games = self.state.games
         active = self.schedule.next_phase(games)
         self.source.configure(SelfPlaySettings.of(active.train), games)
@@ -372,6 +376,30 @@ class Sitting:
             group["weight_decay"] = active.optim.weight_decay
         self.state.record(self.schedule.name(), self._spent(), begins=True)
         self.report.phase_begins(games, self.schedule.phase, self.schedule.name(), self.schedule.label())
+
+    def _distill(self) -> None:
+        """Run the distill phases that the games played have reached and that are not done yet
+        (:mod:`bgnet.train.distill_phase`); each one done is recorded and saved at once."""
+        state = self.state
+        for i in due(self.cfg, state.games, state.distilled):
+            if self.signals.signal is not None:
+                return
+            phase = self.cfg.phases[i]
+            name = f"phase {i + 1}/{len(self.cfg.phases)} {phase.name}".rstrip()
+            self.report.phase_begins(state.games, i, name, name + " (distill)")
+            reached = DistillPhase(self.cfg, i, self.run_dir).run(
+                state.net, state.games, say=self._says(name), stop=lambda: self.signals.signal is not None,
+                progress=self.progress)
+            if reached is None:
+                return
+            state.distilled.append(i)
+            state.version += 1
+            self.source.sync(state.net, state.version)
+            state.record(name, self._spent(), distilled=plain(reached))
+            self._save(LATEST)
+
+    def _says(self, phase: str) -> Callable[[str], None]:
+        return lambda text: self.report.says(f"{phase}: {text}")
 
     def _evaluate(self, games: int, previous: str | None) -> None:
         """An evaluation of ``games`` games against each opponent, recorded and shown."""

@@ -101,6 +101,11 @@ class Report:
         self.bar.write(f"[{games} games] {name} begins")
         LOG.info(f"{games} games: {name} begins")
 
+    def says(self, text: str) -> None:
+        """A line of what the run is doing, above the bar and in the log."""
+        self.bar.write(text)
+        LOG.info(text)
+
     def evaluation(self, res: dict, games: int, spent: dict, shown: bool = True) -> None:
         """An evaluation's results, to TensorBoard, the log and (``shown``) above the bar."""
         log_eval(self.writer, res, games, self.bar if shown else None, spent)

@@ -1,9 +1,10 @@
 """A training run's state: what a checkpoint holds and what a resumed run takes back from it.
 
 :class:`RunState` is the net, its optimizer, the games played, the weights version (the learning
-rounds so far), the two random streams, the compute spent in earlier sittings, the run's history
-and the positions not yet learned; a resumed checkpoint also brings its self-play games in
-flight, which the run's game source takes once it starts (:meth:`RunState.take_games_in_flight`).
+rounds so far), the two random streams, the compute spent in earlier sittings, the run's history,
+the positions not yet learned and the recipe's distill phases done; a resumed checkpoint also
+brings its self-play games in flight, which the run's game source takes once it starts
+(:meth:`RunState.take_games_in_flight`).
 :class:`Clock` adds this sitting's compute to the earlier ones'.
 
 A checkpoint holds plain Python values, lists, dicts and torch tensors only, so that it loads with
@@ -90,6 +91,7 @@ class RunState:
         # per evaluation and per phase boundary (games, core-hours, phase, results).
         self.history: list[dict] = []
         self.buffer: list[FinishedGames] = []  # positions played and not yet learned
+        self.distilled: list[int] = []  # the recipe's distill phases done (their indices)
         self.games_in_flight: dict = {}  # a resumed checkpoint's, until the source takes them
 
     @classmethod
@@ -126,6 +128,7 @@ class RunState:
             self.selfplay_rng = np.random.default_rng(np.random.SeedSequence([self.cfg.seed, 1, self.games]))
         self.compute.update(data.get("compute") or {})
         self.history = list(data.get("history") or [])
+        self.distilled = [int(i) for i in data.get("distilled") or []]
         play = as_arrays(data.get("play") or {})
         self.games_in_flight = play.get("pool") or {}
         if play.get("buffer"):
@@ -154,7 +157,8 @@ class RunState:
                 "optimizer_state": self.opt.state_dict(), "games": self.games,
                 "config": self.cfg.to_dict(), "rng": plain(rng), "metrics": plain(metrics or {}),
                 "weights_version": self.version, "compute": spent,
-                "phase": phase, "play": as_tensors(play), "history": self.history}
+                "phase": phase, "play": as_tensors(play), "history": self.history,
+                "distilled": list(self.distilled)}
 
     def record(self, phase: str, spent: dict, **entry) -> None:
         """An entry of the run's history at the games played now (see ``self.history``)."""

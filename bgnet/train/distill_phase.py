@@ -1,0 +1,84 @@
+"""A recipe's distill phase: the run's net fitted to a teacher's search, between two spans of
+self-play (expert iteration where the teacher is the run's own net).
+
+A phase with a ``distill`` block (:class:`bgnet.train.config.DistillConfig`) plays no games. When
+the run's games reach its ``until`` it
+
+1. keeps the run's net as it is then in ``<run>/labels/<phase>/start.pt``, once: the teacher where
+   ``distill.teacher`` is empty, and the net every fit of the phase starts from;
+2. labels positions of the teacher's self-play with its ``ply``-ply values into that folder, in
+   shards (:func:`bgnet.train.labels.label`);
+3. fits the net to those labels (:func:`bgnet.train.distill.fit`, a tenth of the decisions held
+   out), after which the run records the phase as done and saves a checkpoint.
+
+A stop during the labelling resumes at the first shard not yet written; a stop during the fit
+fits again from ``start.pt``; a phase recorded as done is never run again. The labelling runs in
+the learner's process (``distill.workers`` processes there), also where self-play runs on Ray.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
+from bgnet.train.config import DistillConfig, RunConfig
+from bgnet.train.distill import fit, held_out_loss, split
+from bgnet.train.labels import LabelSettings, label, load_labels
+
+START = "start.pt"
+
+
+def due(cfg: RunConfig, games: int, done: list[int]) -> list[int]:
+    """The distill phases that the run's ``games`` have reached and that are not ``done``, in order."""
+    return [i for i, p in enumerate(cfg.phases) if p.distill is not None and p.until <= games and i not in done]
+
+
+class DistillPhase:
+    """Phase ``i`` of ``cfg`` (a distill phase) in the run folder ``run_dir``."""
+
+    def __init__(self, cfg: RunConfig, i: int, run_dir: Path):
+        settings = cfg.phases[i].distill
+        assert settings is not None, f"phase {i} is not a distill phase"
+        self.d: DistillConfig = settings
+        self.seed = cfg.seed * 1000 + i  # each phase its own dice, the same ones when it is run again
+        self.folder = Path(run_dir) / "labels" / cfg.phases[i].name  # a file name, unique (config.py)
+        self.start = self.folder / START
+
+    def settings(self) -> LabelSettings:
+        d = self.d
+        return LabelSettings(teacher=d.teacher or str(self.start), ply=d.ply, keep=d.keep, margin=d.margin,
+                             explore=d.explore, per_shard=d.per_shard, seed=self.seed)
+
+    def run(self, net, games: int, say: Callable[[str], None], stop: Callable[[], bool],
+            progress: bool = False) -> dict | None:
+        """Label, then fit ``net`` (in place); returns what the fit reached, or None where ``stop``
+        ended the phase first (``net`` is then as it was at the phase's start)."""
+        if not self.start.exists():  # the first sitting in this phase: the net of its start, kept
+            save_checkpoint(self.start, {"net_config": net.config(), "net_state": net.state_dict(), "games": games})
+        d = self.d
+        say(f"labelling {d.shards} shards of {d.per_shard} decisions: {self.settings().describe()}, "
+            f"into {self.folder}")
+        label(self.folder, self.settings(), d.shards, workers=d.workers, progress=progress, stop=stop,
+              each=lambda k, n: say(f"labelling: shard {k}/{n} written"))
+        if stop():
+            return None
+        samples = load_labels(self.folder, d.shards)
+        device, training = next(net.parameters()).device, net.training
+        net.load_state_dict(load_checkpoint(self.start)["net_state"])  # a fit always starts there
+        net.cpu()  # the fit's learner runs on the CPU
+        try:
+            rng = np.random.default_rng(self.seed)
+            train, held = split(samples, 0.1, rng)
+            say(f"fitting to {len(train)} samples of {train.decisions} decisions ({held.decisions} held out), "
+                f"{d.epochs} passes")
+            finished = fit(net, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final,
+                           batch_size=d.batch_size, rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop)
+            if not finished:
+                net.load_state_dict(load_checkpoint(self.start)["net_state"])
+                return None
+            return {"samples": len(samples), "decisions": samples.decisions, "held_out_loss": held_out_loss(net, held)}
+        finally:
+            net.to(device)
+            net.train(training)
