@@ -33,7 +33,8 @@ def test_the_composed_config_has_every_key_of_the_schema():
 
 # What each shipped run sets beyond the schema's defaults, as these runs composed before the
 # group options were cut down to their differences from the schema (every default is stated once,
-# in bgnet/train/config.py): the configs themselves must not have changed.
+# in bgnet/train/config.py): the configs themselves must not have changed. (A phase's ``distill``
+# is the schema's None: the shipped recipes' phases are all self-play.)
 DEEP_NET = {"model.encoding": "contact", "model.hidden": [256, 256, 256],
             "model.activation": ["sigmoid", "relu", "relu"], "model.split": True,
             "model.race_hidden": [128], "model.race_activation": "sigmoid"}
@@ -45,19 +46,19 @@ RECIPE = {**DEEP_NET, "train.games": 0, "train.checkpoint_every": 25000, "train.
           "eval.previous": False}
 QUICK = {**RECIPE, "seed": 7, "eval.every": 100000, "eval.first": 10000, "eval.opponents": ["pubeval"], "phases": [
     {"name": "warm-up", "until": 100000, "train": {"lam": 0.7, "move_filter": 0},
-     "optim": {"lr": 0.0003, "lr_final": 0.0003}},
+     "optim": {"lr": 0.0003, "lr_final": 0.0003}, "distill": None},
     {"name": "td-lambda", "until": 450000, "train": {"lam": 0.7, "move_filter": 8},
-     "optim": {"lr": 0.0003, "lr_final": 3e-05}}]}
+     "optim": {"lr": 0.0003, "lr_final": 3e-05}, "distill": None}]}
 DEEP = {**RECIPE, "seed": 2026, "eval.every": 250000, "eval.opponents": ["pubeval", "gnubg:0"],
         "eval.error_rate": True, "phases": [
             {"name": "warm-up", "until": 300000, "train": {"lam": 0.7, "move_filter": 0},
-             "optim": {"lr": 0.0003, "lr_final": 0.0003}},
+             "optim": {"lr": 0.0003, "lr_final": 0.0003}, "distill": None},
             {"name": "td-lambda", "until": 3000000, "train": {"lam": 0.7, "move_filter": 8},
-             "optim": {"lr": 0.0003, "lr_final": 5e-05}},
+             "optim": {"lr": 0.0003, "lr_final": 5e-05}, "distill": None},
             {"name": "lower-lambda", "until": 5500000, "train": {"lam": 0.4, "move_filter": 8},
-             "optim": {"lr": 5e-05, "lr_final": 2e-05}},
+             "optim": {"lr": 5e-05, "lr_final": 2e-05}, "distill": None},
             {"name": "td0-anneal", "until": 8000000, "train": {"lam": 0.0, "move_filter": 8},
-             "optim": {"lr": 2e-05, "lr_final": 1e-06}}]}
+             "optim": {"lr": 2e-05, "lr_final": 1e-06}, "distill": None}]}
 COMPOSED = {
     (): {},
     ("model=h80",): {},
