@@ -131,7 +131,7 @@ def test_a_recipe_fits_its_net_to_its_own_search_between_two_td_phases(recipes, 
         return finished
 
     monkeypatch.setattr("bgnet.train.distill_phase.fit", watched_fit)
-    summary = train(composed(recipes), run_dir)
+    summary = train(composed(recipes, "eval.every=1000", "eval.games=4", "eval.opponents=[random]"), run_dir)
     assert summary["games"] >= 300
     labels = run_dir / "labels" / "fit-to-search"
     assert shard_path(labels, 0).exists() and shard_path(labels, 1).exists()
@@ -142,6 +142,8 @@ def test_a_recipe_fits_its_net_to_its_own_search_between_two_td_phases(recipes, 
     assert [h["phase"] for h in done] == ["phase 2/3 fit-to-search"] and 150 <= done[0]["games"] < 150 + 32
     assert done[0]["distilled"]["samples"] > 0
     assert [h["phase"] for h in data["history"] if h.get("begins")] == ["phase 3/3 td0"]
+    after = data["history"][data["history"].index(done[0]) + 1]  # evaluated at once: its gain on the curve
+    assert "eval" in after and after["games"] == done[0]["games"] and after["eval"]["random"]["games"] == 4
     said = capsys.readouterr().out  # the lines above the bar (the command also logs them to app.log)
     assert "fit-to-search: labelling: shard 2/2 written" in said and "fit-to-search: fitting: pass 1/1" in said
     # One fit, from the net kept at the phase's start, and it moved the net.

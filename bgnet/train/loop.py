@@ -379,7 +379,8 @@ class Sitting:
 
     def _distill(self) -> None:
         """Run the distill phases that the games played have reached and that are not done yet
-        (:mod:`bgnet.train.distill_phase`); each one done is recorded and saved at once."""
+        (:mod:`bgnet.train.distill_phase`); each one done is recorded and saved at once, and
+        evaluated where the run has periodic evaluations and goes on past it."""
         state = self.state
         for i in due(self.cfg, state.games, state.distilled):
             if self.signals.signal is not None:
@@ -397,6 +398,8 @@ class Sitting:
             self.source.sync(state.net, state.version)
             state.record(name, self._spent(), distilled=plain(reached))
             self._save(LATEST)
+            if eval_every(self.cfg) and state.games < self.cfg.train.games:  # the phase's gain on the curve
+                self._evaluate(self.cfg.eval.games, None)
 
     def _says(self, phase: str) -> Callable[[str], None]:
         return lambda text: self.report.says(f"{phase}: {text}")
