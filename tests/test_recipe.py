@@ -59,13 +59,17 @@ phases:
 """
 
 
-@pytest.fixture
-def recipes(tmp_path):
-    """A config folder holding ``recipe/tiny.yaml`` (its runs go to ``tmp_path/run``)."""
+def write_recipe(tmp_path, text: str):
+    """A config folder holding ``recipe/tiny.yaml`` made of ``text`` (its runs go to ``tmp_path/run``)."""
     folder = tmp_path / "configs"
     (folder / "recipe").mkdir(parents=True)
-    (folder / "recipe" / "tiny.yaml").write_text(TINY.format(run_dir=tmp_path / "run"))
+    (folder / "recipe" / "tiny.yaml").write_text(text.format(run_dir=tmp_path / "run"))
     return folder
+
+
+@pytest.fixture
+def recipes(tmp_path):
+    return write_recipe(tmp_path, TINY)
 
 
 def composed(recipes, *overrides):

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
+from test_recipe import composed, write_recipe
 
 from bgnet.nn.checkpoint import load_checkpoint
-from bgnet.resources import config_dir
 from bgnet.train import distill as distill_module
 from bgnet.train.config import ConfigError, load_config, phase_index
 from bgnet.train.distill_phase import due
@@ -54,16 +53,7 @@ phases:
 
 @pytest.fixture
 def recipes(tmp_path):
-    folder = tmp_path / "configs"
-    (folder / "recipe").mkdir(parents=True)
-    (folder / "recipe" / "tiny.yaml").write_text(TINY.format(run_dir=tmp_path / "run"))
-    return folder
-
-
-def composed(recipes, *overrides):
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        return compose(config_name="train", overrides=[f"hydra.searchpath=[file://{recipes}]", "+recipe=tiny",
-                                                       "progress=false", *overrides])
+    return write_recipe(tmp_path, TINY)
 
 
 def latest(run_dir):
