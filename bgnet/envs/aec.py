@@ -33,6 +33,7 @@ from bgnet.envs.core import (
     MAX_ACTIONS,
     DiceStream,
     IllegalAction,
+    OneGame,
     Turns,
     check_illegal_action_rule,
     legal_mask,
@@ -47,7 +48,7 @@ RENDER_MODES = ("ansi", "human")
 _NO_DICE = np.zeros(2, np.int64)
 
 
-class BackgammonAEC(AECEnv):
+class BackgammonAEC(OneGame, AECEnv):
     """Backgammon for two agents (``encoding``, ``illegal_action`` as for
     :class:`bgnet.envs.single.BackgammonEnv`). Between steps ``board`` is the position with the
     checkers of the agent ``AGENTS[on_roll]`` in ``board[1]``, ``dice`` its roll."""
@@ -72,14 +73,6 @@ class BackgammonAEC(AECEnv):
         self.on_roll = 0  # index of the agent whose checkers are board[1]
         self._turns = Turns(encoding)  # the board, dice, afterstates and observation
         self._rolls: DiceStream | None = None
-
-    @property
-    def board(self) -> np.ndarray:
-        return self._turns.board
-
-    @property
-    def dice(self) -> np.ndarray:
-        return self._turns.dice
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]

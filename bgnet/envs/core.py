@@ -699,3 +699,18 @@ def _next_turns(boards, dice, live, kind, features, obs, masks):
             obs[i, features + dice[i, 0] - 1] = 1.0
             obs[i, features + 6 + dice[i, 1] - 1] = 1.0
     return after, offsets
+
+
+class OneGame:
+    """The position and roll of an environment that plays one game through a :class:`Turns`
+    (``self._turns``), as read-only views for its users."""
+
+    _turns: Turns
+
+    @property
+    def board(self) -> np.ndarray:
+        return self._turns.board
+
+    @property
+    def dice(self) -> np.ndarray:
+        return self._turns.dice

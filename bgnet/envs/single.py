@@ -32,6 +32,7 @@ from bgnet.envs.core import (
     MAX_ACTIONS,
     DiceStream,
     IllegalAction,
+    OneGame,
     Turns,
     check_illegal_action_rule,
     observation_bounds,
@@ -68,7 +69,7 @@ def render_text(board: np.ndarray, dice, names: tuple[str, str]) -> str:
     return render_board(board, names=names, dice=d, dice_of=1 if d[0] else None)
 
 
-class BackgammonEnv(gym.Env):
+class BackgammonEnv(OneGame, gym.Env):
     """A cubeless money game against ``opponent``.
 
     ``encoding``: the board's encoding in the observation (``"tesauro"``, ``"extended"`` or
@@ -99,14 +100,6 @@ class BackgammonEnv(gym.Env):
         self._turns = Turns(encoding)  # the board, dice, afterstates and observation
         self._illegal = False
         self._rolls: DiceStream | None = None
-
-    @property
-    def board(self) -> np.ndarray:
-        return self._turns.board
-
-    @property
-    def dice(self) -> np.ndarray:
-        return self._turns.dice
 
     @property
     def after(self) -> np.ndarray:
