@@ -117,6 +117,16 @@ def checkers_on_the_one_point(n: int) -> np.ndarray:
     return p[n]
 
 
+def test_a_sure_win_has_no_negative_chance_of_losing_a_gammon(db):
+    """Four checkers left against fourteen: the win's sum of products passes 1 by rounding, and
+    the lose-gammon chance, bounded by 1 - win, must stay at 0 (it was -1.6e-8)."""
+    board = np.zeros((2, 25), np.int8)
+    board[0, :6] = [2, 0, 0, 3, 5, 4]
+    board[1, :6] = [2, 1, 0, 1, 0, 0]
+    p = db.probabilities(board[None])[0]
+    assert p[0] == pytest.approx(1.0) and (p >= 0).all() and (p <= 1).all()
+
+
 def test_hand_counted_positions(db):
     one = db.turn_distribution([1, 0, 0, 0, 0, 0])
     assert one[1] == 1.0 and db.expected_turns([1, 0, 0, 0, 0, 0]) == 1.0

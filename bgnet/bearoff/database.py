@@ -109,6 +109,7 @@ def _one_sided_row(me, opp, dist, first, full_start, out):
         for m in range(turns - 2, 0, -1):
             tail += fm[m + 1]
             lg += po[m] * tail
+    win = min(win, 1.0)  # a sum of float32 products can pass 1 by a few 1e-8: 1 - win must not go negative
     out[0] = win
     out[1] = min(wg, win)
     out[2] = 0.0

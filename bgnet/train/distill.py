@@ -144,9 +144,7 @@ def candidate_samples(bot, boards: np.ndarray, dice: np.ndarray, keep: int, marg
         return Samples(np.zeros((0, 2, 25), np.int8), np.zeros((0, 5), np.float32), np.zeros(0, np.int64))
     pos = np.ascontiguousarray(after[np.concatenate(rows)][:, ::-1])
     live = game_results(pos) == 0  # never false after a contact position: a finished game has no 1-ply value
-    # Clipped: sums and differences of float32 probabilities (a bear-off table's gammon chances,
-    # a merged net's mean) can stray a few 1e-8 outside [0, 1], which a shard must not hold.
-    targets = np.clip(bot.evaluate(pos[live], ply=ply), 0.0, 1.0).astype(np.float32)
+    targets = bot.evaluate(pos[live], ply=ply).astype(np.float32)
     return Samples(pos[live], targets, np.concatenate(owner)[live])
 
 
