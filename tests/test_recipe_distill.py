@@ -15,7 +15,7 @@ from bgnet.nn.checkpoint import load_checkpoint
 from bgnet.train import distill as distill_module
 from bgnet.train.config import ConfigError, load_config, phase_index
 from bgnet.train.distill_phase import due
-from bgnet.train.labels import read_settings, shard_path
+from bgnet.train.labels import load_labels, read_settings, shard_path
 from bgnet.train.loop import train
 
 TINY = """\
@@ -221,3 +221,63 @@ def test_a_stop_in_the_labelling_keeps_the_shards_written_and_the_net_as_it_was(
     assert [line for line in said if "written" in line] == ["labelling: shard 2/2 written"]
     assert shard_path(phase.folder, 0).stat().st_mtime_ns == first
     assert not same(start, net.state_dict())
+
+
+# --------------------------------------------------------------------------------------------
+# A student: a fresh net of another shape, fitted to the labels of earlier phases
+
+
+STUDENT = {"teacher": "", "ply": 0, "shards": 0, "also": ["fit-to-search"], "epochs": 1, "lr": 0.001,
+           "batch_size": 32, "student": {"encoding": "contact", "hidden": [8], "split": True, "race_hidden": [4]}}
+
+
+def with_student(recipes, student=None):
+    """The tiny recipe with a student phase after its fit, as a checkpoint would record it."""
+    raw = load_config(composed(recipes)).to_dict()
+    raw["phases"].insert(2, {"name": "student", "until": 150, "distill": dict(STUDENT, **(student or {}))})
+    return raw
+
+
+def test_a_student_phase_loads_back_the_same_and_its_mistakes_are_refused(recipes):
+    run = load_config(with_student(recipes))
+    d = run.phases[2].distill
+    assert d is not None and d.also == ["fit-to-search"] and d.student is not None
+    assert (d.student.hidden, d.student.split, d.student.race_hidden) == ([8], True, [4])
+    assert load_config(run.to_dict()) == run
+    for change, message in [
+        ({"also": ["nosuch"]}, r"distill\.also' must be a list of the names of distill phases before this one "
+                               r"\(fit-to-search\); got \['nosuch'\]"),
+        ({"also": []}, r"distill\.shards' must be >= 1; got 0"),
+        ({"student": {"hidden": [8], "width": 3}}, r"unknown config key\(s\) in 'phases\[2\]\.distill\.student': width"),
+        ({"student": {"encoding": "nosuch"}}, r"in phases\[2\] \(student\)\.distill\.student: .*model\.encoding"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            load_config(with_student(recipes, change))
+
+
+def test_a_student_phase_fits_a_fresh_net_of_its_shape_and_leaves_the_runs_own(recipes, tmp_path):
+    from bgnet.nn.checkpoint import load_net
+    from bgnet.nn.model import ValueNet
+    from bgnet.train.distill_phase import DistillPhase
+
+    run = load_config(with_student(recipes))
+    run_dir = tmp_path / "run"
+    net = ValueNet(encoding="contact", hidden=[16])
+    assert DistillPhase(run, 1, run_dir).run(net, 150, say=lambda _: None, stop=lambda: False) is not None
+    fitted = {k: v.clone() for k, v in net.state_dict().items()}
+    said: list[str] = []
+    phase = DistillPhase(run, 2, run_dir)
+    reached = phase.run(net, 150, say=said.append, stop=lambda: False)
+    assert reached is not None and reached["student"] == str(run_dir / "student.pt")
+    labelled = len(load_labels(run_dir / "labels" / "fit-to-search"))
+    assert reached["samples"] == labelled  # its own shards: none; the earlier phase's: all
+    assert not any("labelling" in line for line in said)
+    assert same(fitted, net.state_dict())  # the run's own net is untouched
+    student, _ = load_net(run_dir / "student.pt")
+    config = student.config()
+    assert config["contact"]["hidden"] == [8] and config["race"]["hidden"] == [4]
+    again = DistillPhase(run, 2, tmp_path / "again")  # the same phase, seeded alike, fits alike
+    (tmp_path / "again" / "labels").mkdir(parents=True)
+    (tmp_path / "again" / "labels" / "fit-to-search").symlink_to(run_dir / "labels" / "fit-to-search")
+    assert again.run(net, 150, say=lambda _: None, stop=lambda: False) is not None
+    assert same(load_net(tmp_path / "again" / "student.pt")[0].state_dict(), student.state_dict())

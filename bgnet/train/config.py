@@ -111,7 +111,7 @@ class DistillConfig:
     """A phase that plays no games: the net fitted to a teacher's search (:mod:`bgnet.train.distill_phase`)."""
     teacher: str = ""  # bot spec whose search labels ("": the run's own net at the phase's start)
     ply: int = 1  # depth of the teacher's values: 0 its net, 1 or 2 its search
-    shards: int = 1  # shards of labels drawn (bgnet label's --shards)
+    shards: int = 1  # shards of labels drawn (bgnet label's --shards; 0 with ``also``: none of its own)
     per_shard: int = 2048  # decisions of self-play in one shard
     keep: int = 5  # candidates of a decision: the teacher's 0-ply best ``keep`` ...
     margin: float = 0.16  # ... within ``margin`` equity of the best
@@ -121,6 +121,8 @@ class DistillConfig:
     lr: float = 0.0002  # the fit's learning rate at its first step ...
     lr_final: float | None = None  # ... falling linearly to this by its last (None: constant)
     batch_size: int = 256  # samples in one step of the fit
+    also: list[str] = field(default_factory=list)  # earlier distill phases whose labels are fitted too
+    student: ModelConfig | None = None  # a fresh net of this shape is fitted, kept as <run>/<name>.pt
 
 
 @dataclass
@@ -211,6 +213,9 @@ def _phases(raw: Any) -> list[Phase]:
         fields: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
         if fields.get("distill") is not None and not isinstance(fields["distill"], DistillConfig):
             fields["distill"] = _build(DistillConfig, fields["distill"], f"phases[{i}].distill")
+            student = fields["distill"].student
+            if student is not None and not isinstance(student, ModelConfig):
+                fields["distill"].student = _build(ModelConfig, dict(student), f"phases[{i}].distill.student")
         out.append(Phase(**fields))
     return out
 
@@ -320,7 +325,7 @@ def _check_phases(run: RunConfig) -> None:
         if not isinstance(phase.name, str):
             raise ConfigError(f"config key '{where}.name' must be a word or two; got {phase.name!r}")
         if phase.distill is not None:
-            _check_distill_phase(phase, where, before)
+            _check_distill_phase(phase, where, before, sorted(distills))
             if phase.name in distills:
                 raise ConfigError(f"config key '{where}.name': another distill phase is named {phase.name!r}; "
                                   "each keeps its labels in a folder of its name")
@@ -347,7 +352,7 @@ def _check_phases(run: RunConfig) -> None:
                           f"(which ends at {run.phases[-1].until}): leave it out, or at most that")
 
 
-def _check_distill_phase(phase: Phase, where: str, before: int) -> None:
+def _check_distill_phase(phase: Phase, where: str, before: int, before_names: list[str]) -> None:
     """A distill phase plays no games: it ends where the phase before it does (``before``), sets
     no self-play key, and its ``distill`` values are in range."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", phase.name):
@@ -365,13 +370,22 @@ def _check_distill_phase(phase: Phase, where: str, before: int) -> None:
         raise ConfigError(f"config key '{key}.teacher' must be a bot spec, or \"\" for the run's own net; "
                           f"got {d.teacher!r}")
     _number(f"{key}.ply", d.ply, lo=0, hi=2, integer=True)
-    for name in ("shards", "per_shard", "keep", "workers", "epochs", "batch_size"):
+    for name in ("per_shard", "keep", "workers", "epochs", "batch_size"):
         _number(f"{key}.{name}", getattr(d, name), lo=1, integer=True)
+    _number(f"{key}.shards", d.shards, lo=0 if d.also else 1, integer=True)
     _number(f"{key}.margin", d.margin, lo=0, lo_open=True)
     _number(f"{key}.explore", d.explore, lo=0, hi=1, hi_open=True)
     _number(f"{key}.lr", d.lr, lo=0, lo_open=True)
     if d.lr_final is not None:
         _number(f"{key}.lr_final", d.lr_final, lo=0)
+    if not isinstance(d.also, list) or not all(isinstance(n, str) and n in before_names for n in d.also):
+        raise ConfigError(f"config key '{key}.also' must be a list of the names of distill phases before "
+                          f"this one ({', '.join(before_names) or 'none'}); got {d.also!r}")
+    if d.student is not None:
+        try:
+            _check_model(d.student)
+        except ConfigError as e:
+            raise ConfigError(f"in {key}.student: {e}") from None
 
 
 def _check_model(m: ModelConfig) -> None:

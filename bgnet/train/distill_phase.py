@@ -8,8 +8,14 @@ the run's games reach its ``until`` it
    ``distill.teacher`` is empty, and the net every fit of the phase starts from;
 2. labels positions of the teacher's self-play with its ``ply``-ply values into that folder, in
    shards (:func:`bgnet.train.labels.label`);
-3. fits the net to those labels (:func:`bgnet.train.distill.fit`, a tenth of the decisions held
-   out), after which the run records the phase as done and saves a checkpoint.
+3. fits the net to those labels and to those of the earlier distill phases named in
+   ``distill.also`` (:func:`bgnet.train.distill.fit`, a tenth of the decisions held out), after
+   which the run records the phase as done and saves a checkpoint.
+
+A phase with a ``distill.student`` shape fits a fresh net of that shape instead and keeps it as
+``<run>/<phase>.pt`` (a bot, like any checkpoint), leaving the run's own net as it was: how a
+recipe ends in one fast net taught by its own slower, stronger one. Its ``shards`` may be 0 where
+it fits only the labels of the phases named in ``also``.
 
 A stop during the labelling resumes at the first shard not yet written; a stop during the fit
 fits again from ``start.pt``; a phase recorded as done is never run again. The labelling runs in
@@ -21,10 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.train.config import DistillConfig, RunConfig
-from bgnet.train.distill import fit, held_out_loss, split
+from bgnet.train.distill import Samples, fit, held_out_loss, split
+from bgnet.train.learn import build_net
 from bgnet.train.labels import LabelSettings, label, load_labels
 
 START = "start.pt"
@@ -45,6 +53,7 @@ class DistillPhase:
         self.seed = cfg.seed * 1000 + i  # each phase its own dice, the same ones when it is run again
         self.folder = Path(run_dir) / "labels" / cfg.phases[i].name  # a file name, unique (config.py)
         self.start = self.folder / START
+        self.student_path = Path(run_dir) / f"{cfg.phases[i].name}.pt"  # where a student phase keeps its net
 
     def settings(self) -> LabelSettings:
         d = self.d
@@ -58,13 +67,17 @@ class DistillPhase:
         if not self.start.exists():  # the first sitting in this phase: the net of its start, kept
             save_checkpoint(self.start, {"net_config": net.config(), "net_state": net.state_dict(), "games": games})
         d = self.d
-        say(f"labelling {d.shards} shards of {d.per_shard} decisions: {self.settings().describe()}, "
-            f"into {self.folder}")
-        label(self.folder, self.settings(), d.shards, workers=d.workers, progress=progress, stop=stop,
-              each=lambda k, n: say(f"labelling: shard {k}/{n} written"))
+        if d.shards:
+            say(f"labelling {d.shards} shards of {d.per_shard} decisions: {self.settings().describe()}, "
+                f"into {self.folder}")
+            label(self.folder, self.settings(), d.shards, workers=d.workers, progress=progress, stop=stop,
+                  each=lambda k, n: say(f"labelling: shard {k}/{n} written"))
         if stop():
             return None
-        samples = load_labels(self.folder, d.shards)
+        own = [load_labels(self.folder, d.shards)] if d.shards else []
+        samples = Samples.concat(own + [load_labels(self.folder.parent / name) for name in d.also])
+        if d.student is not None:
+            return self._fit_student(samples, say, stop)
         device, training = next(net.parameters()).device, net.training
         net.load_state_dict(load_checkpoint(self.start)["net_state"])  # a fit always starts there
         net.cpu()  # the fit's learner runs on the CPU
@@ -82,3 +95,23 @@ class DistillPhase:
         finally:
             net.to(device)
             net.train(training)
+
+    def _fit_student(self, samples: Samples, say: Callable[[str], None], stop: Callable[[], bool]) -> dict | None:
+        """Fit a fresh net of the phase's ``student`` shape (seeded by the phase) to ``samples``
+        and keep it as :attr:`student_path`; the run's own net is left as it is."""
+        assert self.d.student is not None
+        d = self.d
+        torch.manual_seed(self.seed)
+        student = build_net(self.d.student)
+        rng = np.random.default_rng(self.seed)
+        train, held = split(samples, 0.1, rng)
+        say(f"fitting a fresh student to {len(train)} samples of {train.decisions} decisions "
+            f"({held.decisions} held out), {d.epochs} passes")
+        if not fit(student, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final, batch_size=d.batch_size,
+                   rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop):
+            return None
+        save_checkpoint(self.student_path, {"net_config": student.config(), "net_state": student.state_dict(),
+                                            "games": 0})
+        say(f"the student is {self.student_path} (a bot: bgnet eval {self.student_path} gnubg:0)")
+        return {"samples": len(samples), "decisions": samples.decisions,
+                "held_out_loss": held_out_loss(student, held), "student": str(self.student_path)}
