@@ -31,7 +31,7 @@ def test_the_shipped_bots_and_configs_are_found_through_the_package():
         path = shipped_bot(name)
         assert path is not None and path.stat().st_size > 100_000
     assert (config_dir() / "train.yaml").is_file()
-    assert {p.stem for p in (config_dir() / "recipe").glob("*.yaml")} >= {"deep", "quick"}
+    assert {p.stem for p in (config_dir() / "recipe").glob("*.yaml")} >= {"deep", "expert", "quick"}
 
 
 def test_a_shipped_bot_is_named_by_its_spec():

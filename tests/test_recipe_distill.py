@@ -281,3 +281,21 @@ def test_a_student_phase_fits_a_fresh_net_of_its_shape_and_leaves_the_runs_own(r
     (tmp_path / "again" / "labels" / "fit-to-search").symlink_to(run_dir / "labels" / "fit-to-search")
     assert again.run(net, 150, say=lambda _: None, stop=lambda: False) is not None
     assert same(load_net(tmp_path / "again" / "student.pt")[0].state_dict(), student.state_dict())
+
+
+def test_the_expert_recipe_ends_in_a_student_of_bgnet_defaults_shape_taught_by_both_search_phases():
+    from hydra import compose, initialize_config_dir
+
+    from bgnet.bots.onnx_eval import read_metadata
+    from bgnet.resources import config_dir, shipped_bot
+    from bgnet.train.learn import build_net
+
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        run = load_config(compose(config_name="train", overrides=["+recipe=expert"]))
+    distills = [p for p in run.phases if p.distill is not None]
+    assert [p.name for p in distills] == ["search-1", "search-2", "student"]
+    assert all(p.until == run.train.games for p in distills)  # after the last game of TD
+    assert [(p.distill.teacher, p.distill.ply) for p in distills[:2]] == [("", 1), ("", 1)]
+    student = distills[-1].distill
+    assert student.also == ["search-1", "search-2"] and student.shards == 0 and student.student is not None
+    assert build_net(student.student).config() == read_metadata(shipped_bot("bgnet-default"))["net_config"]

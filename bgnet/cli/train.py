@@ -39,9 +39,10 @@ key is described there and in bgnet/train/config.py.
 Config groups (pick one option each; the default is marked *):
 {groups}
   +recipe=NAME        a whole training, phase by phase, in its own folder runs/NAME: deep (the
-                      deep bot from zero) or quick (a strong bot: about half an hour of two
-                      cores with distributed=ray, about an hour in one process without it);
-                      the same command resumes it after a stop
+                      deep bot from zero), quick (a strong bot: about half an hour of two
+                      cores with distributed=ray, about an hour in one process without it) or
+                      expert (TD, then fits to the net's own 1-ply search, then one fast net
+                      taught by it: runs/expert/student.pt); the same command resumes it
   model=NAME          the net's architecture (model.*: encoding, hidden, activation, split ...)
   optim=NAME          the optimizer and its learning-rate schedule (optim.*)
   +experiment=NAME    a preset run (a longer CPU run, a GPU run); it sets many keys at once, and
@@ -62,6 +63,7 @@ Examples:
   bgnet train +recipe=quick distributed=ray          # a strong bot in about half an hour (2 cores)
   bgnet train +recipe=quick                          # the same in one process: about an hour
   bgnet train +recipe=deep                           # the deep bot from zero (run it again to resume)
+  bgnet train +recipe=expert                         # TD, then the net's own search, then a fast student
   bgnet train model=h160 train.games=200000 hydra.run.dir=runs/h160
   bgnet train resume=runs/h160/checkpoints/latest.pt train.games=400000 optim.lr=0.0005
   bgnet train distributed=ray ray.workers=8 ray.address=auto
