@@ -283,11 +283,10 @@ def test_a_student_phase_fits_a_fresh_net_of_its_shape_and_leaves_the_runs_own(r
     assert same(load_net(tmp_path / "again" / "student.pt")[0].state_dict(), student.state_dict())
 
 
-def test_the_expert_recipe_ends_in_a_student_of_bgnet_defaults_shape_taught_by_both_search_phases():
+def test_the_expert_recipe_ends_in_a_one_layer_student_taught_by_both_search_phases():
     from hydra import compose, initialize_config_dir
 
-    from bgnet.bots.onnx_eval import read_metadata
-    from bgnet.resources import config_dir, shipped_bot
+    from bgnet.resources import config_dir
     from bgnet.train.learn import build_net
 
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
@@ -298,4 +297,6 @@ def test_the_expert_recipe_ends_in_a_student_of_bgnet_defaults_shape_taught_by_b
     assert [(p.distill.teacher, p.distill.ply) for p in distills[:2]] == [("", 1), ("", 1)]
     student = distills[-1].distill
     assert student.also == ["search-1", "search-2"] and student.shards == 0 and student.student is not None
-    assert build_net(student.student).config() == read_metadata(shipped_bot("bgnet-default"))["net_config"]
+    config = build_net(student.student).config()  # one hidden layer in each part: a fast net
+    assert len(config["contact"]["hidden"]) == 1 and len(config["race"]["hidden"]) == 1
+    assert run.model.hidden == [256, 256, 256]  # taught by the deep net
