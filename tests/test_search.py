@@ -71,3 +71,15 @@ def test_ranked_moves_put_the_two_ply_choice_first(net):
         after, _ = generate(board, int(d1), int(d2))
         assert len(ranked) == len(after)
         assert np.array_equal(ranked[0].after, by_hand(bot, board, int(d1), int(d2)))
+
+
+def test_the_mean_over_rolls_of_sure_outcomes_stays_a_probability():
+    """The 21 rolls' chances sum to 1 only within float32 rounding; a position won (or gammoned)
+    on every roll is still worth exactly 1, never 1.0000002 (which a labels shard refuses)."""
+    from bgnet.bots.search import mean_over_rolls
+
+    per_roll = np.ones((21 * 4, 5), np.float32)
+    per_roll[21:42] = 0.25
+    mean = mean_over_rolls(per_roll)
+    assert mean.dtype == np.float32 and mean.max() == 1.0
+    assert np.allclose(mean[1], 0.25) and np.all(mean[[0, 2, 3]] == 1.0)

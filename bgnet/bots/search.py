@@ -398,7 +398,8 @@ def mean_over_rolls(per_roll: np.ndarray) -> np.ndarray:
     chances: one row a position."""
     n = len(per_roll) // len(ROLLS)
     w = np.tile(ROLL_WEIGHTS, n).astype(np.float32)[:, None]
-    return (per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1)
+    # The chances sum to 1 only within float32 rounding: a sure win would come out 1.0000002.
+    return np.minimum((per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1), np.float32(1.0))
 
 
 def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray):
