@@ -392,6 +392,41 @@ def test_a_bot_is_an_opponent_by_its_spec(spec):
     env.close()
 
 
+class _ByItsBatch:
+    """A bot's ``choose_moves`` alone, without its one-call decision (``quick_choice``)."""
+
+    def __init__(self, bot):
+        self.bot, self.name = bot, bot.name
+
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
+        return self.bot.choose_moves(boards, dice, contexts, ply)
+
+    def quick_choice(self, board, d1, d2, ply, ctx=None):
+        return None
+
+
+def test_the_single_env_plays_a_net_bots_own_moves_by_its_one_call_decision():
+    from bgnet.bots.load import load_bot
+
+    bot = load_bot("bgnet-default")
+
+    def play(opponent):
+        env = BackgammonEnv(opponent=bot)
+        env.bot = opponent
+        out = []
+        for seed in range(3):
+            obs, _ = env.reset(seed=seed)
+            rng = np.random.default_rng(seed)
+            done = False
+            while not done:
+                obs, reward, done, _, _ = env.step(int(rng.integers(obs["action_mask"].sum())))
+                out += [obs["observation"].tobytes(), reward]
+        return out
+
+    assert bot.quick_choice(start_position(), 3, 1, None) is not None  # the one-call path is taken
+    assert play(bot) == play(_ByItsBatch(bot))
+
+
 def test_render_draws_the_board():
     env = gym.make(ENV_ID, render_mode="ansi")
     env.reset(seed=0)

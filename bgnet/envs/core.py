@@ -67,22 +67,28 @@ def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
 
 class DiceStream:
     """Rolls one at a time, drawn from ``rng`` in blocks (a draw from a generator costs
-    microseconds whatever its size): the same generator state gives the same rolls."""
+    microseconds whatever its size): the same generator state gives the same rolls. The blocks
+    start small and double up to :attr:`MOST`, so a stream made for one game (an environment
+    makes one at each reset) draws about what that game uses."""
 
-    BLOCK = 1024
+    FIRST, MOST = 64, 1024  # rolls in the first block, in the largest
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
-        self._block: list[list[int]] = []
+        self._dice: list[int] = []  # two dice a roll, in the order drawn
         self._next = 0
+        self._size = self.FIRST
 
     def roll(self) -> list[int]:
         """``[higher, lower]``, a fresh list each call."""
-        if self._next == len(self._block):
-            self._block = roll_dice(self.rng, self.BLOCK).tolist()
-            self._next = 0
-        self._next += 1
-        return self._block[self._next - 1]
+        i = self._next
+        if i == len(self._dice):
+            self._dice = self.rng.integers(1, 7, size=2 * self._size, dtype=np.int8).tolist()
+            self._size = min(2 * self._size, self.MOST)
+            i = 0
+        self._next = i + 2
+        a, b = self._dice[i], self._dice[i + 1]
+        return [a, b] if a >= b else [b, a]
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
