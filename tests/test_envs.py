@@ -105,6 +105,19 @@ def test_every_segment_is_sorted_small_or_large():
         assert all(a < b for a, b in zip(keys, keys[1:])), i
 
 
+def test_segments_in_any_order_are_sorted():
+    # The generator finds afterstates nearly in the canonical order, which insertion sorts
+    # cheaply; rows shuffled or reversed within each segment take the merging path.
+    boards, dice = sample_positions(200, seed=9)
+    dice[::2, 1] = dice[::2, 0]
+    after, _, offsets = legal_afterstates(boards, dice)
+    rng = np.random.default_rng(9)
+    shuffled = np.concatenate([rng.permutation(np.arange(lo, hi)) if i % 2 else np.arange(lo, hi)[::-1]
+                               for i, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:]))])
+    order = canonical_order(after[shuffled], offsets)
+    assert (shuffled[order] == np.arange(len(after))).all()
+
+
 def test_the_most_moves_found_fit_the_action_space():
     # The most distinct moves tools/max_moves.py found (GNU Backgammon counts as many).
     b = board_from_position_id("AAAA/3+UUkopKQ")
