@@ -371,6 +371,27 @@ def test_an_illegal_action_loses_or_raises():
         env.reset(options={"position": "not an ID"})
 
 
+def test_observations_handed_out_are_never_changed_after():
+    # The environments hand out each turn's own arrays without a copy: a later step, or another
+    # call in the same turn, must not change what was handed out.
+    two = aec.env()
+    two.reset(seed=4)
+    first = two.last()[0]
+    again = two.observe(two.agent_selection)
+    assert first["observation"] is not again["observation"] and first["action_mask"] is not again["action_mask"]
+    kept = {k: v.copy() for k, v in first.items()}
+    again["action_mask"][:] = 0
+    for _ in range(6):
+        two.step(0)
+    assert all(np.array_equal(first[k], kept[k]) for k in kept)
+    one = BackgammonEnv()
+    obs, _ = one.reset(seed=4)
+    kept = {k: v.copy() for k, v in obs.items()}
+    for _ in range(3):
+        one.step(0)
+    assert all(np.array_equal(obs[k], kept[k]) for k in kept)
+
+
 def test_aec_rewards_are_zero_sum_points():
     env = aec.env()
     env.reset(seed=9)

@@ -337,11 +337,6 @@ def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) 
     return {"observation": obs, "action_mask": legal_mask(legal)}
 
 
-def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
-    """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
-    return {"observation": obs.copy(), "action_mask": legal_mask(legal)}
-
-
 # ---------------------------------------------------------------------------------------------
 # one player's turn
 
@@ -351,10 +346,11 @@ class Turns:
 
     Between calls ``board`` is the position (int8[2, 25], the player on roll in ``board[1]``),
     ``dice`` its roll (higher first; (0, 0) once the game is over), ``after`` its legal
-    afterstates in the canonical order (the position itself when no move is legal; a fresh array
-    each turn) and ``obs`` the player's observation vector (kept and overwritten: copy it to hand
-    it out). ``board`` and ``dice`` are updated in place. The kernels use the engine's kept
-    buffers: a batch of one would set its tables up each time.
+    afterstates in the canonical order (the position itself when no move is legal), ``obs`` the
+    player's observation vector and ``mask`` its legal actions: ``after``, ``obs`` and ``mask``
+    are fresh arrays each turn, made by the compiled call, so :meth:`observation` hands them out
+    without a copy. ``board`` and ``dice`` are updated in place. The kernels use the engine's
+    kept buffers: a batch of one would set its tables up each time.
     """
 
     def __init__(self, encoding: str):
@@ -363,28 +359,41 @@ class Turns:
         self.dice = np.zeros(2, np.int64)
         self.after = np.zeros((0, 2, 25), np.int8)
         self.obs = np.zeros(self.features + DICE_UNITS, np.float32)
-        self._ws = own_workspace()
+        self.mask = np.zeros(MAX_ACTIONS, np.int8)
+        self._handed = False  # whether observation() has handed out this turn's arrays
+        ws = own_workspace()
+        self._kept = (ws.boards, ws.moves, ws.ints, self.kind, self.features)
 
     def start(self, board: np.ndarray, dice) -> None:
         """``board`` (the player on roll in ``board[1]``) with ``dice`` (higher first): its turn."""
         self.board[:] = board
         self.dice[0], self.dice[1] = dice[0], dice[1]
-        ws = self._ws
-        self._check(_turn(self.board, self.dice[0], self.dice[1], ws.boards, ws.moves, ws.ints, self.kind,
-                          self.features, self.obs))
+        self.after, self.obs, self.mask = _turn(self.board, self.dice[0], self.dice[1], *self._kept)
+        self._handed = False
+        self._check()
 
     def move(self, action: int, roll) -> int:
         """The player on roll plays ``after[action]`` (a legal action). Returns the points it wins
         by it (the game is then over, ``board`` its last position from the winner's side), or 0:
-        the other player is on roll with ``roll`` (higher first), and ``after``, ``obs`` are its."""
-        ws = self._ws
-        points, after = _move_then_turn(self.after, action, self.board, self.dice, roll[0], roll[1],
-                                        ws.boards, ws.moves, ws.ints, self.kind, self.features, self.obs)
-        if points or len(after):
-            self.after = after
-        else:
-            self._check(after)
+        the other player is on roll with ``roll`` (higher first), and ``after``, ``obs``,
+        ``mask`` are its."""
+        points, after, obs, mask = _move_then_turn(self.after, action, self.board, self.dice, roll[0], roll[1],
+                                                   *self._kept)
+        self.after = after
+        if not points:
+            self.obs, self.mask, self._handed = obs, mask, False
+            if not len(after):
+                self._check()
         return points
+
+    def observation(self) -> dict[str, np.ndarray]:
+        """The player on roll's observation dict: this turn's own arrays the first time it is
+        asked (nothing else holds them: no copy), copies after, so every call gives arrays of
+        its own."""
+        if self._handed:
+            return {"observation": self.obs.copy(), "action_mask": self.mask.copy()}
+        self._handed = True
+        return {"observation": self.obs, "action_mask": self.mask}
 
     def end(self, board: np.ndarray | None = None) -> None:
         """The game is over, in ``board`` if given."""
@@ -393,44 +402,48 @@ class Turns:
         self.dice[:] = 0
         self.after = self.after[:0]
 
-    def _check(self, after: np.ndarray) -> None:
-        if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
-            after = legal_afterstates(self.board[None], self.dice[None])[0]
-        self.after = after
+    def _check(self) -> None:
+        if len(self.after) == 0:  # more candidates than the kept buffers hold: the batch kernel
+            self.after = legal_afterstates(self.board[None], self.dice[None])[0]
+            self.mask[:len(self.after)] = 1
 
 
 @njit(cache=True)
-def _turn(board, d1, d2, boards, moves, ints, kind, features, obs):
-    """The legal afterstates of ``board`` with ``d1``, ``d2`` in the canonical order (none when
-    the kept buffers are too small); the player's observation into ``obs``."""
-    obs[:] = 0.0
+def _turn(board, d1, d2, boards, moves, ints, kind, features):
+    """``(after, obs, mask)``: the legal afterstates of ``board`` with ``d1``, ``d2`` in the
+    canonical order (none when the kept buffers are too small), the player's observation and its
+    legal actions, all fresh arrays."""
+    obs = np.zeros(features + DICE_UNITS, np.float32)
     encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:features].reshape(1, features))
     obs[features + d1 - 1] = 1.0
     obs[features + 6 + d2 - 1] = 1.0
+    mask = np.zeros(MAX_ACTIONS, np.int8)
     n = generate_kept(board, d1, d2, boards, moves, ints)
     if n < 0:
-        return np.empty((0, 2, 25), np.int8)
+        return np.empty((0, 2, 25), np.int8), obs, mask
+    mask[:n] = 1
     offsets = np.array([0, n], np.int64)
-    return _rows(boards[:n], canonical_order(boards[:n], offsets))
+    return _rows(boards[:n], canonical_order(boards[:n], offsets)), obs, mask
 
 
 @njit(cache=True)
-def _move_then_turn(after, action, board, dice, d1, d2, boards, moves, ints, kind, features, obs):
-    """``after[action]`` played: ``(points, after)``, the points it wins (the game over, ``board``
-    that afterstate) or 0 and the next player's afterstates (``board`` swapped, ``dice``
-    ``(d1, d2)``, ``obs`` its observation)."""
+def _move_then_turn(after, action, board, dice, d1, d2, boards, moves, ints, kind, features):
+    """``after[action]`` played: ``(points, after, obs, mask)``, the points it wins (the game
+    over, ``board`` that afterstate; the arrays empty) or 0 and the next player's turn (``board``
+    swapped, ``dice`` ``(d1, d2)``) as :func:`_turn` gives it."""
     points = game_result(after[action])
     if points:
         for p in range(25):
             board[0, p] = after[action, 0, p]
             board[1, p] = after[action, 1, p]
         dice[0] = dice[1] = 0
-        return points, after[:0]
+        return points, after[:0], np.empty(0, np.float32), np.empty(0, np.int8)
     for p in range(25):
         board[0, p] = after[action, 1, p]
         board[1, p] = after[action, 0, p]
     dice[0], dice[1] = d1, d2
-    return 0, _turn(board, d1, d2, boards, moves, ints, kind, features, obs)
+    next_after, obs, mask = _turn(board, d1, d2, boards, moves, ints, kind, features)
+    return 0, next_after, obs, mask
 
 
 _MASK_TEMPLATE = np.concatenate([np.ones(MAX_ACTIONS, np.int8), np.zeros(MAX_ACTIONS, np.int8)])

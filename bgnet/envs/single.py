@@ -39,7 +39,6 @@ from bgnet.envs.core import (
     observe_one,
     opening_rolls,
     seed_bot,
-    with_mask,
 )
 from bgnet.nn.encode import num_features
 from bgnet.play.render import render_board
@@ -209,7 +208,7 @@ class BackgammonEnv(OneGame, gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         if self.over:
             return observe_one(self.board, self.dice, 0, self.encoding)
-        return with_mask(self._turns.obs, len(self._turns.after))
+        return self._turns.observation()
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"dice": self.dice.copy()}
