@@ -137,6 +137,7 @@ class BackgammonAEC(OneGame, AECEnv):
         if self._rolls is None:
             raise RuntimeError("call reset() before last()")
         agent = self.agent_selection
+        obs: dict[str, np.ndarray] | None
         if observe and agent == AGENTS[self.on_roll] and not self.terminations[agent]:
             obs = self._turns.observation()
         else:
