@@ -12,8 +12,9 @@ XLA, every figure in CPU time of this process:
   move) and per game, beside OpenSpiel's per decision (``legal_actions``, ``apply_action``: up to
   two checkers) and per game;
 * the single environment with a bgnet bot as the opponent beside the bot's own decision on the
-  same positions, and the vector environment's cost per game and step beside the bot's batched
-  decision.
+  same positions (its ``choose_moves``, and its one-call decision ``quick_choice`` where it has
+  one, which the environment asks first), and the vector environment's cost per game and step
+  beside the bot's batched decision.
 
     python3 benchmarks/bench_envs.py                  # about three minutes, pgx's compilation included
     python3 benchmarks/bench_envs.py --seconds 2 --rounds 1 --skip-pgx
@@ -177,16 +178,24 @@ def aec_steps(seconds: float) -> tuple[float, float]:
 
 
 class Recording:
-    """A bot that records the positions it is asked to play, for timing it alone afterwards."""
+    """A bot that records the positions it is asked to play, for timing it alone afterwards:
+    batches through ``choose_moves``, single positions through its one-call decision
+    (``quick_choice``, which the single environment asks first)."""
 
     def __init__(self, bot):
-        self.bot, self.boards, self.dice = bot, [], []
+        self.bot, self.boards, self.dice, self.singles = bot, [], [], []
         self.name = bot.name
 
     def choose_moves(self, boards, dice, contexts=None, ply=None):
         self.boards.append(np.array(boards))
         self.dice.append(np.array(dice))
         return self.bot.choose_moves(boards, dice, contexts, ply)
+
+    def quick_choice(self, board, d1, d2, ply, ctx=None):
+        quick = self.bot.quick_choice(board, d1, d2, ply, ctx)
+        if quick is not None:
+            self.singles.append((board.copy(), d1, d2))
+        return quick
 
     def close(self):
         self.bot.close()
@@ -212,11 +221,18 @@ def bot_opponent(spec: str, seconds: float, num_envs: int) -> dict[str, float]:
         if terminated:
             obs, _ = env.reset()
     env_us = (clock() - start) / steps * 1e6
-    boards, dice = recorder.boards, recorder.dice
+    # Every position the bot was asked in the loop, as (board, d1, d2).
+    positions = [(b[0], int(d[0, 0]), int(d[0, 1])) for b, d in zip(recorder.boards, recorder.dice)]
+    positions += recorder.singles
     t = clock()
-    for b, d in zip(boards, dice):
-        bot.choose_moves(b, d)
-    bot_us = (clock() - t) / len(boards) * 1e6
+    for b, d1, d2 in positions:  # its batched decision, one position at a time
+        bot.choose_moves(b[None], np.array([[d1, d2]], np.int64))
+    bot_us = (clock() - t) / len(positions) * 1e6
+    t = clock()
+    for b, d1, d2 in positions:  # its fastest decision of one position, as best_move takes it
+        if bot.quick_choice(b, d1, d2, None) is None:
+            bot.choose_moves(b[None], np.array([[d1, d2]], np.int64))
+    quick_us = (clock() - t) / len(positions) * 1e6
 
     venv = BackgammonVectorEnv(num_envs, opponent=bot)
     obs, _ = venv.reset(seed=2)
@@ -231,12 +247,12 @@ def bot_opponent(spec: str, seconds: float, num_envs: int) -> dict[str, float]:
     vec_us = (clock() - start) / (vsteps * num_envs) * 1e6
     batches = list(zip(recorder.boards, recorder.dice))
     t = clock()
-    positions = 0
+    count = 0
     for b, d in batches:
         bot.choose_moves(b, d)
-        positions += len(b)
-    batch_us = (clock() - t) / positions * 1e6
-    return {"env_us": env_us, "bot_us": bot_us, "vec_us": vec_us, "batch_us": batch_us}
+        count += len(b)
+    batch_us = (clock() - t) / count * 1e6
+    return {"env_us": env_us, "bot_us": bot_us, "quick_us": quick_us, "vec_us": vec_us, "batch_us": batch_us}
 
 
 def main() -> int:
@@ -297,7 +313,9 @@ def main() -> int:
     print(f"\nwith {a.bot} as the opponent")
     print(f"{'single env, one step (move, reply, next moves)':46}{b['env_us']:8.1f} µs")
     print(f"{'the bot alone, its decision on those positions':46}{b['bot_us']:8.1f} µs"
-          f"   (env / bot {b['env_us'] / b['bot_us']:.2f}x)")
+          f"   (env / bot {b['env_us'] / b['bot_us']:.2f}x; choose_moves, one position a call)")
+    print(f"{'  its one-call decision (as best_move)':46}{b['quick_us']:8.1f} µs"
+          f"   (env / bot {b['env_us'] / b['quick_us']:.2f}x; the env asks the bot this way)")
     print(f"{'vector env, per game-step':46}{b['vec_us']:8.1f} µs")
     print(f"{'the bot alone, batched, per position':46}{b['batch_us']:8.1f} µs"
           f"   (env / bot {b['vec_us'] / b['batch_us']:.2f}x)")

@@ -105,6 +105,19 @@ def test_every_segment_is_sorted_small_or_large():
         assert all(a < b for a, b in zip(keys, keys[1:])), i
 
 
+def test_segments_in_any_order_are_sorted():
+    # The generator finds afterstates nearly in the canonical order, which insertion sorts
+    # cheaply; rows shuffled or reversed within each segment take the merging path.
+    boards, dice = sample_positions(200, seed=9)
+    dice[::2, 1] = dice[::2, 0]
+    after, _, offsets = legal_afterstates(boards, dice)
+    rng = np.random.default_rng(9)
+    shuffled = np.concatenate([rng.permutation(np.arange(lo, hi)) if i % 2 else np.arange(lo, hi)[::-1]
+                               for i, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:]))])
+    order = canonical_order(after[shuffled], offsets)
+    assert (shuffled[order] == np.arange(len(after))).all()
+
+
 def test_the_most_moves_found_fit_the_action_space():
     # The most distinct moves tools/max_moves.py found (GNU Backgammon counts as many).
     b = board_from_position_id("AAAA/3+UUkopKQ")
@@ -358,6 +371,27 @@ def test_an_illegal_action_loses_or_raises():
         env.reset(options={"position": "not an ID"})
 
 
+def test_observations_handed_out_are_never_changed_after():
+    # The environments hand out each turn's own arrays without a copy: a later step, or another
+    # call in the same turn, must not change what was handed out.
+    two = aec.env()
+    two.reset(seed=4)
+    first = two.last()[0]
+    again = two.observe(two.agent_selection)
+    assert first["observation"] is not again["observation"] and first["action_mask"] is not again["action_mask"]
+    kept = {k: v.copy() for k, v in first.items()}
+    again["action_mask"][:] = 0
+    for _ in range(6):
+        two.step(0)
+    assert all(np.array_equal(first[k], kept[k]) for k in kept)
+    one = BackgammonEnv()
+    obs, _ = one.reset(seed=4)
+    kept = {k: v.copy() for k, v in obs.items()}
+    for _ in range(3):
+        one.step(0)
+    assert all(np.array_equal(obs[k], kept[k]) for k in kept)
+
+
 def test_aec_rewards_are_zero_sum_points():
     env = aec.env()
     env.reset(seed=9)
@@ -390,6 +424,41 @@ def test_a_bot_is_an_opponent_by_its_spec(spec):
         obs, reward, done, _, _ = env.step(int(rng.integers(obs["action_mask"].sum())))
     assert reward in (-3, -2, -1, 1, 2, 3)
     env.close()
+
+
+class _ByItsBatch:
+    """A bot's ``choose_moves`` alone, without its one-call decision (``quick_choice``)."""
+
+    def __init__(self, bot):
+        self.bot, self.name = bot, bot.name
+
+    def choose_moves(self, boards, dice, contexts=None, ply=None):
+        return self.bot.choose_moves(boards, dice, contexts, ply)
+
+    def quick_choice(self, board, d1, d2, ply, ctx=None):
+        return None
+
+
+def test_the_single_env_plays_a_net_bots_own_moves_by_its_one_call_decision():
+    from bgnet.bots.load import load_bot
+
+    bot = load_bot("bgnet-default")
+
+    def play(opponent):
+        env = BackgammonEnv(opponent=bot)
+        env.bot = opponent
+        out = []
+        for seed in range(3):
+            obs, _ = env.reset(seed=seed)
+            rng = np.random.default_rng(seed)
+            done = False
+            while not done:
+                obs, reward, done, _, _ = env.step(int(rng.integers(obs["action_mask"].sum())))
+                out += [obs["observation"].tobytes(), reward]
+        return out
+
+    assert bot.quick_choice(start_position(), 3, 1, None) is not None  # the one-call path is taken
+    assert play(bot) == play(_ByItsBatch(bot))
 
 
 def test_render_draws_the_board():

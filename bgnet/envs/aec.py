@@ -36,7 +36,6 @@ from bgnet.envs.core import (
     OneGame,
     Turns,
     check_illegal_action_rule,
-    legal_mask,
     observe_one,
     opening_rolls,
 )
@@ -132,14 +131,27 @@ class BackgammonAEC(OneGame, AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last``, the observation of the agent on roll taken directly (one Python
+        call less on every step)."""
+        if self._rolls is None:
+            raise RuntimeError("call reset() before last()")
+        agent = self.agent_selection
+        obs: dict[str, np.ndarray] | None
+        if observe and agent == AGENTS[self.on_roll] and not self.terminations[agent]:
+            obs = self._turns.observation()
+        else:
+            obs = self.observe(agent) if observe else None
+        return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], \
+            self.infos[agent]
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if self._rolls is None:
             raise RuntimeError("call reset() before observe()")
         me = _INDEX[agent]
         if me == self.on_roll:
             if not self.terminations[agent]:
-                turns = self._turns
-                return {"observation": turns.obs.copy(), "action_mask": legal_mask(len(turns.after))}
+                return self._turns.observation()
             return observe_one(self.board, _NO_DICE, 0, self.encoding)
         return observe_one(self.board[::-1], _NO_DICE, 0, self.encoding)
 

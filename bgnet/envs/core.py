@@ -67,22 +67,28 @@ def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
 
 class DiceStream:
     """Rolls one at a time, drawn from ``rng`` in blocks (a draw from a generator costs
-    microseconds whatever its size): the same generator state gives the same rolls."""
+    microseconds whatever its size): the same generator state gives the same rolls. The blocks
+    start small and double up to :attr:`MOST`, so a stream made for one game (an environment
+    makes one at each reset) draws about what that game uses."""
 
-    BLOCK = 1024
+    FIRST, MOST = 64, 1024  # rolls in the first block, in the largest
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
-        self._block: list[list[int]] = []
+        self._dice: list[int] = []  # two dice a roll, in the order drawn
         self._next = 0
+        self._size = self.FIRST
 
     def roll(self) -> list[int]:
         """``[higher, lower]``, a fresh list each call."""
-        if self._next == len(self._block):
-            self._block = roll_dice(self.rng, self.BLOCK).tolist()
-            self._next = 0
-        self._next += 1
-        return self._block[self._next - 1]
+        i = self._next
+        if i == len(self._dice):
+            self._dice = self.rng.integers(1, 7, size=2 * self._size, dtype=np.int8).tolist()
+            self._size = min(2 * self._size, self.MOST)
+            i = 0
+        self._next = i + 2
+        a, b = self._dice[i], self._dice[i + 1]
+        return [a, b] if a >= b else [b, a]
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,68 +107,84 @@ def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndar
 
 @njit(cache=True)
 def _sort_keys(after):
-    """int64[M, 4] sort keys: the 50 counts of each afterstate (the mover's from the bar down to
-    the 1-point, then the opponent's) as 4-bit digits, 15 to a word, the first count the most
-    significant, so that comparing keys word by word compares the counts in that order."""
+    """int64[M, 2] sort keys: the first 30 of the 50 counts of each afterstate (the mover's from
+    the bar down to the 1-point, then the opponent's bar and points 24..20) as 4-bit digits, 15 to
+    a word, the first count the most significant, so that comparing keys word by word compares
+    the counts in that order. The opponent's other counts are compared where the keys tie
+    (:func:`_less`): rarely, as the afterstates of a position differ in them only by hits."""
     m = after.shape[0]
-    keys = np.empty((m, 4), np.int64)
+    keys = np.empty((m, 2), np.int64)
     for r in range(m):
         me = after[r, 1]
-        opp = after[r, 0]
         w0 = np.int64(0)
         for i in range(24, 9, -1):  # the mover's bar and points 24..10
             w0 = (w0 << 4) | me[i]
         w1 = np.int64(0)
         for i in range(9, -1, -1):  # its points 9..1
             w1 = (w1 << 4) | me[i]
+        opp = after[r, 0]
         for i in range(24, 19, -1):  # the opponent's bar and points 24..20
             w1 = (w1 << 4) | opp[i]
-        w2 = np.int64(0)
-        for i in range(19, 4, -1):
-            w2 = (w2 << 4) | opp[i]
-        w3 = np.int64(0)
-        for i in range(4, -1, -1):
-            w3 = (w3 << 4) | opp[i]
-        keys[r, 0], keys[r, 1], keys[r, 2], keys[r, 3] = w0, w1, w2, w3 << 40
+        keys[r, 0], keys[r, 1] = w0, w1
     return keys
 
 
 @njit(cache=True, inline="always")
-def _less(keys, a, b):
-    for w in range(4):
-        if keys[a, w] != keys[b, w]:
-            return keys[a, w] < keys[b, w]
+def _less(keys, after, a, b):
+    """Whether row ``a`` of ``after`` comes before row ``b``: by their keys, then by the
+    opponent's points 19..1."""
+    if keys[a, 0] != keys[b, 0]:
+        return keys[a, 0] < keys[b, 0]
+    if keys[a, 1] != keys[b, 1]:
+        return keys[a, 1] < keys[b, 1]
+    for i in range(19, -1, -1):
+        if after[a, 0, i] != after[b, 0, i]:
+            return after[a, 0, i] < after[b, 0, i]
     return False
 
 
 @njit(cache=True)
 def canonical_order(after, offsets):
     """int64[M]: the rows of ``after`` with each position's afterstates (rows ``offsets[n]:
-    offsets[n + 1]``) in the canonical order; small segments sorted by insertion, large ones
-    by merging."""
+    offsets[n + 1]``) in the canonical order. The move generator finds them nearly in that order
+    (about 1 pair in 25 out of order, most segments in order), so each segment is sorted by
+    insertion, which costs a pass and a shift per pair out of order; a segment that needs many
+    shifts is finished by merging instead, so no order of the input costs more than that."""
     keys = _sort_keys(after)
     m = after.shape[0]
     order = np.arange(m)
-    tmp = np.empty(m, np.int64)
+    tmp = np.empty(0, np.int64)
     for i in range(offsets.shape[0] - 1):
         lo, hi = offsets[i], offsets[i + 1]
         if hi - lo < 2:
             continue
-        if hi - lo <= 24:
-            for r in range(lo + 1, hi):
-                x = order[r]
-                j = r - 1
-                while j >= lo and _less(keys, x, order[j]):
-                    order[j + 1] = order[j]
-                    j -= 1
-                order[j + 1] = x
-        else:
-            _merge_sort(keys, order, tmp, lo, hi)
+        if not _insertion_sort(keys, after, order, lo, hi, 4 * (hi - lo) + 64):
+            if tmp.shape[0] < m:
+                tmp = np.empty(m, np.int64)
+            _merge_sort(keys, after, order, tmp, lo, hi)
     return order
 
 
 @njit(cache=True)
-def _merge_sort(keys, order, tmp, lo, hi):
+def _insertion_sort(keys, after, order, lo, hi, most_shifts):
+    """Sorts ``order[lo:hi]`` by insertion: True, or False once it has shifted more than
+    ``most_shifts`` rows (``order[lo:hi]`` is then a permutation of its rows, partly sorted)."""
+    shifts = 0
+    for r in range(lo + 1, hi):
+        x = order[r]
+        j = r - 1
+        while j >= lo and _less(keys, after, x, order[j]):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = x
+        shifts += r - 1 - j
+        if shifts > most_shifts:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _merge_sort(keys, after, order, tmp, lo, hi):
     width = 1
     n = hi - lo
     while width < n:
@@ -171,7 +193,7 @@ def _merge_sort(keys, order, tmp, lo, hi):
             end = min(start + 2 * width, hi)
             a, b, k = start, mid, start
             while a < mid and b < end:
-                if _less(keys, order[b], order[a]):
+                if _less(keys, after, order[b], order[a]):
                     tmp[k] = order[b]
                     b += 1
                 else:
@@ -204,6 +226,34 @@ def _rows(rows, order):
     return out.reshape((m,) + rows.shape[1:])
 
 
+@njit(cache=True)
+def _permute_rows(rows, order):
+    """``rows[:] = rows[order]`` in place, cycle by cycle: only the rows out of place move (the
+    canonical order leaves most where the generator put them)."""
+    m = order.shape[0]
+    width = rows.size // max(m, 1)
+    flat = rows.reshape(m, width)
+    held = np.empty(width, rows.dtype)
+    placed = np.zeros(m, np.bool_)
+    for start in range(m):
+        if placed[start] or order[start] == start:
+            continue
+        for k in range(width):
+            held[k] = flat[start, k]
+        r = start
+        while True:
+            placed[r] = True
+            src = order[r]
+            if src == start:
+                for k in range(width):
+                    flat[r, k] = held[k]
+                break
+            for k in range(width):
+                flat[r, k] = flat[src, k]
+            r = src
+    return rows
+
+
 def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The legal afterstates of ``boards`` (int8[N, 2, 25], the mover in ``board[1]``) with
     ``dice`` (int[N, 2]) in the canonical order: ``(after int8[M, 2, 25], steps int8[M, 4, 2],
@@ -211,8 +261,8 @@ def legal_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray,
     with no legal move has one row, itself, with empty steps: the pass."""
     after, steps, offsets = generate_batch(np.ascontiguousarray(boards, np.int8),
                                            np.ascontiguousarray(dice, np.int64))
-    order = canonical_order(after, offsets)
-    return _rows(after, order), _rows(steps, order), offsets
+    order = canonical_order(after, offsets)  # the generator's arrays are fresh: sorted in place
+    return _permute_rows(after, order), _permute_rows(steps, order), offsets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,11 +337,6 @@ def observe_one(board: np.ndarray, dice: np.ndarray, legal: int, encoding: str) 
     return {"observation": obs, "action_mask": legal_mask(legal)}
 
 
-def with_mask(obs: np.ndarray, legal: int) -> dict[str, np.ndarray]:
-    """The observation dict: a copy of ``obs`` and a mask of the first ``legal`` actions."""
-    return {"observation": obs.copy(), "action_mask": legal_mask(legal)}
-
-
 # ---------------------------------------------------------------------------------------------
 # one player's turn
 
@@ -301,10 +346,11 @@ class Turns:
 
     Between calls ``board`` is the position (int8[2, 25], the player on roll in ``board[1]``),
     ``dice`` its roll (higher first; (0, 0) once the game is over), ``after`` its legal
-    afterstates in the canonical order (the position itself when no move is legal; a fresh array
-    each turn) and ``obs`` the player's observation vector (kept and overwritten: copy it to hand
-    it out). ``board`` and ``dice`` are updated in place. The kernels use the engine's kept
-    buffers: a batch of one would set its tables up each time.
+    afterstates in the canonical order (the position itself when no move is legal), ``obs`` the
+    player's observation vector and ``mask`` its legal actions: ``after``, ``obs`` and ``mask``
+    are fresh arrays each turn, made by the compiled call, so :meth:`observation` hands them out
+    without a copy. ``board`` and ``dice`` are updated in place. The kernels use the engine's
+    kept buffers: a batch of one would set its tables up each time.
     """
 
     def __init__(self, encoding: str):
@@ -313,28 +359,41 @@ class Turns:
         self.dice = np.zeros(2, np.int64)
         self.after = np.zeros((0, 2, 25), np.int8)
         self.obs = np.zeros(self.features + DICE_UNITS, np.float32)
-        self._ws = own_workspace()
+        self.mask = np.zeros(MAX_ACTIONS, np.int8)
+        self._handed = False  # whether observation() has handed out this turn's arrays
+        ws = own_workspace()
+        self._kept = (ws.boards, ws.moves, ws.ints, self.kind, self.features)
 
     def start(self, board: np.ndarray, dice) -> None:
         """``board`` (the player on roll in ``board[1]``) with ``dice`` (higher first): its turn."""
         self.board[:] = board
         self.dice[0], self.dice[1] = dice[0], dice[1]
-        ws = self._ws
-        self._check(_turn(self.board, self.dice[0], self.dice[1], ws.boards, ws.moves, ws.ints, self.kind,
-                          self.features, self.obs))
+        self.after, self.obs, self.mask = _turn(self.board, self.dice[0], self.dice[1], *self._kept)
+        self._handed = False
+        self._check()
 
     def move(self, action: int, roll) -> int:
         """The player on roll plays ``after[action]`` (a legal action). Returns the points it wins
         by it (the game is then over, ``board`` its last position from the winner's side), or 0:
-        the other player is on roll with ``roll`` (higher first), and ``after``, ``obs`` are its."""
-        ws = self._ws
-        points, after = _move_then_turn(self.after, action, self.board, self.dice, roll[0], roll[1],
-                                        ws.boards, ws.moves, ws.ints, self.kind, self.features, self.obs)
-        if points or len(after):
-            self.after = after
-        else:
-            self._check(after)
+        the other player is on roll with ``roll`` (higher first), and ``after``, ``obs``,
+        ``mask`` are its."""
+        points, after, obs, mask = _move_then_turn(self.after, action, self.board, self.dice, roll[0], roll[1],
+                                                   *self._kept)
+        self.after = after
+        if not points:
+            self.obs, self.mask, self._handed = obs, mask, False
+            if not len(after):
+                self._check()
         return points
+
+    def observation(self) -> dict[str, np.ndarray]:
+        """The player on roll's observation dict: this turn's own arrays the first time it is
+        asked (nothing else holds them: no copy), copies after, so every call gives arrays of
+        its own."""
+        if self._handed:
+            return {"observation": self.obs.copy(), "action_mask": self.mask.copy()}
+        self._handed = True
+        return {"observation": self.obs, "action_mask": self.mask}
 
     def end(self, board: np.ndarray | None = None) -> None:
         """The game is over, in ``board`` if given."""
@@ -343,44 +402,48 @@ class Turns:
         self.dice[:] = 0
         self.after = self.after[:0]
 
-    def _check(self, after: np.ndarray) -> None:
-        if len(after) == 0:  # more candidates than the kept buffers hold: the batch kernel
-            after = legal_afterstates(self.board[None], self.dice[None])[0]
-        self.after = after
+    def _check(self) -> None:
+        if len(self.after) == 0:  # more candidates than the kept buffers hold: the batch kernel
+            self.after = legal_afterstates(self.board[None], self.dice[None])[0]
+            self.mask[:len(self.after)] = 1
 
 
 @njit(cache=True)
-def _turn(board, d1, d2, boards, moves, ints, kind, features, obs):
-    """The legal afterstates of ``board`` with ``d1``, ``d2`` in the canonical order (none when
-    the kept buffers are too small); the player's observation into ``obs``."""
-    obs[:] = 0.0
+def _turn(board, d1, d2, boards, moves, ints, kind, features):
+    """``(after, obs, mask)``: the legal afterstates of ``board`` with ``d1``, ``d2`` in the
+    canonical order (none when the kept buffers are too small), the player's observation and its
+    legal actions, all fresh arrays."""
+    obs = np.zeros(features + DICE_UNITS, np.float32)
     encode_compiled(board.reshape(1, 2, 25), kind, 1, obs[:features].reshape(1, features))
     obs[features + d1 - 1] = 1.0
     obs[features + 6 + d2 - 1] = 1.0
+    mask = np.zeros(MAX_ACTIONS, np.int8)
     n = generate_kept(board, d1, d2, boards, moves, ints)
     if n < 0:
-        return np.empty((0, 2, 25), np.int8)
+        return np.empty((0, 2, 25), np.int8), obs, mask
+    mask[:n] = 1
     offsets = np.array([0, n], np.int64)
-    return _rows(boards[:n], canonical_order(boards[:n], offsets))
+    return _rows(boards[:n], canonical_order(boards[:n], offsets)), obs, mask
 
 
 @njit(cache=True)
-def _move_then_turn(after, action, board, dice, d1, d2, boards, moves, ints, kind, features, obs):
-    """``after[action]`` played: ``(points, after)``, the points it wins (the game over, ``board``
-    that afterstate) or 0 and the next player's afterstates (``board`` swapped, ``dice``
-    ``(d1, d2)``, ``obs`` its observation)."""
+def _move_then_turn(after, action, board, dice, d1, d2, boards, moves, ints, kind, features):
+    """``after[action]`` played: ``(points, after, obs, mask)``, the points it wins (the game
+    over, ``board`` that afterstate; the arrays empty) or 0 and the next player's turn (``board``
+    swapped, ``dice`` ``(d1, d2)``) as :func:`_turn` gives it."""
     points = game_result(after[action])
     if points:
         for p in range(25):
             board[0, p] = after[action, 0, p]
             board[1, p] = after[action, 1, p]
         dice[0] = dice[1] = 0
-        return points, after[:0]
+        return points, after[:0], np.empty(0, np.float32), np.empty(0, np.int8)
     for p in range(25):
         board[0, p] = after[action, 1, p]
         board[1, p] = after[action, 0, p]
     dice[0], dice[1] = d1, d2
-    return 0, _turn(board, d1, d2, boards, moves, ints, kind, features, obs)
+    next_after, obs, mask = _turn(board, d1, d2, boards, moves, ints, kind, features)
+    return 0, next_after, obs, mask
 
 
 _MASK_TEMPLATE = np.concatenate([np.ones(MAX_ACTIONS, np.int8), np.zeros(MAX_ACTIONS, np.int8)])
@@ -460,14 +523,19 @@ class AgentGames:
         k = int(np.count_nonzero(which))
         if not k:
             return
+        slots = np.flatnonzero(which)
+        if type(self.bot) is RandomBot:
+            # The draws of opening_rolls and roll_dice below, in the same order, ordered in the
+            # compiled call: a handful of games restart at each step, so numpy's calls are most
+            # of the cost.
+            mine, other, later = rng.integers(1, 7, size=k), rng.integers(1, 6, size=k), rng.integers(1, 7, size=(k, 2))
+            uniform = self.bot.rng.random(_bot_openings(mine, other))
+            after, offsets = _opening_moves()
+            _random_openings(slots, mine, other, later, uniform, after, offsets, self.boards, self.dice, self.live)
+            return
         dice, agent_first = opening_rolls(rng, k)
         later = roll_dice(rng, k)
-        slots = np.flatnonzero(which)
         bot_first = ~agent_first
-        if type(self.bot) is RandomBot:
-            uniform = self.bot.rng.random(int(np.count_nonzero(bot_first)))
-            _random_openings(slots, dice, later, bot_first, uniform, self.boards, self.dice, self.live)
-            return
         boards = np.repeat(start_position()[None], k, axis=0)
         if bot_first.any():
             after, _ = self.bot.choose_moves(boards[bot_first], dice[bot_first])
@@ -598,38 +666,69 @@ def _random_replies(to_bot, going, opp_dice, my_dice, uniform, boards, dice, rew
     _apply_replies(replies, going, my_dice, boards, dice, rewards, terminated)
 
 
+_OPENINGS: list[tuple[np.ndarray, np.ndarray]] = []
+
+
+def _opening_moves() -> tuple[np.ndarray, np.ndarray]:
+    """``(after, offsets)``: the legal afterstates of the starting position for each opening roll
+    (higher die, lower: 2-1, 3-1, 3-2, 4-1, ..., 6-5, :func:`_opening_index`), as
+    :func:`bgnet.engine.movegen.generate_batch` lists them; made on the first call."""
+    if not _OPENINGS:
+        rolls = np.array([(hi, lo) for hi in range(2, 7) for lo in range(1, hi)], np.int64)
+        after, _, offsets = generate_batch(np.repeat(start_position()[None], len(rolls), axis=0), rolls)
+        _OPENINGS.append((after, offsets))
+    return _OPENINGS[0]
+
+
+@njit(cache=True, inline="always")
+def _opening_index(hi, lo):
+    return (hi - 1) * (hi - 2) // 2 + lo - 1
+
+
+@njit(cache=True, inline="always")
+def _opening_dice(mine, other):
+    """The opening roll from :func:`opening_rolls`' draws: ``(higher, lower, agent first)``."""
+    theirs = (mine - 1 + other) % 6 + 1
+    return max(mine, theirs), min(mine, theirs), mine > theirs
+
+
 @njit(cache=True)
-def _random_openings(slots, dice, later, bot_first, uniform, boards, games_dice, live):
-    """New games in ``slots`` with the opening rolls ``dice``; where ``bot_first``, the random bot
-    plays its opening move as its ``choose_moves`` would (drawing from ``uniform``) and the agent
-    is on roll with ``later``."""
+def _bot_openings(mine, other):
+    """How many of the opening rolls drawn (as :func:`opening_rolls` draws them) go to the bot."""
+    k = 0
+    for r in range(mine.shape[0]):
+        k += not _opening_dice(mine[r], other[r])[2]
+    return k
+
+
+@njit(cache=True)
+def _random_openings(slots, mine, other, later, uniform, opening_after, opening_offsets, boards, games_dice,
+                     live):
+    """New games in ``slots`` with the opening rolls drawn as :func:`opening_rolls` draws them
+    (``mine``, ``other``); where the bot rolled the higher die, the random bot plays its opening
+    move as its ``choose_moves`` would (drawing from ``uniform``, from the starting position's
+    afterstates :func:`_opening_moves`) and the agent is on roll with ``later`` (higher first)."""
     start = _START
-    k = slots.shape[0]
-    starts = np.empty((uniform.shape[0], 2, 25), np.int8)
-    rolls = np.empty((uniform.shape[0], 2), np.int64)
     j = 0
-    for r in range(k):
-        if bot_first[r]:
-            starts[j] = start
-            rolls[j, 0], rolls[j, 1] = dice[r, 0], dice[r, 1]
-            j += 1
-    after, _, offsets = generate_batch(starts, rolls)
-    j = 0
-    for r in range(k):
+    for r in range(slots.shape[0]):
         i = slots[r]
         live[i] = True
-        if bot_first[r]:
-            row = offsets[j] + np.int64(uniform[j] * (offsets[j + 1] - offsets[j]))
+        hi, lo, agent_first = _opening_dice(mine[r], other[r])
+        if not agent_first:
+            at = _opening_index(hi, lo)
+            lo_row, count = opening_offsets[at], opening_offsets[at + 1] - opening_offsets[at]
+            row = lo_row + np.int64(uniform[j] * count)
             j += 1
             for p in range(25):
-                boards[i, 0, p] = after[row, 1, p]
-                boards[i, 1, p] = after[row, 0, p]
-            games_dice[i, 0], games_dice[i, 1] = later[r, 0], later[r, 1]
+                boards[i, 0, p] = opening_after[row, 1, p]
+                boards[i, 1, p] = opening_after[row, 0, p]
+            games_dice[i, 0] = max(later[r, 0], later[r, 1])
+            games_dice[i, 1] = min(later[r, 0], later[r, 1])
         else:
             for p in range(25):
                 boards[i, 0, p] = start[0, p]
                 boards[i, 1, p] = start[1, p]
-            games_dice[i, 0], games_dice[i, 1] = dice[r, 0], dice[r, 1]
+            games_dice[i, 0], games_dice[i, 1] = hi, lo
 
 
 @njit(cache=True)
@@ -680,7 +779,7 @@ def _next_turns(boards, dice, live, kind, features, obs, masks):
             rolls[j, 0], rolls[j, 1] = dice[i, 0], dice[i, 1]
             j += 1
     unsorted, _, sub = generate_batch(on_roll, rolls)
-    after = _rows(unsorted, canonical_order(unsorted, sub))
+    after = _permute_rows(unsorted, canonical_order(unsorted, sub))
     offsets = np.zeros(n + 1, np.int64)
     j = 0
     for i in range(n):

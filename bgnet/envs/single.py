@@ -39,7 +39,6 @@ from bgnet.envs.core import (
     observe_one,
     opening_rolls,
     seed_bot,
-    with_mask,
 )
 from bgnet.nn.encode import num_features
 from bgnet.play.render import render_board
@@ -117,8 +116,7 @@ class BackgammonEnv(OneGame, gym.Env):
         elif agent_first[0]:
             self._turn(board, opening[0])
         else:
-            reply, _ = self.bot.choose_moves(board[None], opening)
-            self._turn(reply[0][::-1], rolls.roll())
+            self._turn(self._reply(board, opening[0])[::-1], rolls.roll())
         self._illegal = False
         if self.render_mode == "human":
             self.render()
@@ -146,14 +144,13 @@ class BackgammonEnv(OneGame, gym.Env):
                 reward = float(won)
                 self._end(chosen)
             else:
-                reply, _ = self.bot.choose_moves(np.ascontiguousarray(chosen[None, ::-1]),
-                                                 np.array([self._rolls.roll()], np.int64))
-                lost = game_result(reply[0])
+                reply = self._reply(np.ascontiguousarray(chosen[::-1]), self._rolls.roll())
+                lost = game_result(reply)
                 if lost:
                     reward = -float(lost)
-                    self._end(reply[0][::-1])
+                    self._end(reply[::-1])
                 else:
-                    self._turn(reply[0][::-1], self._rolls.roll())
+                    self._turn(reply[::-1], self._rolls.roll())
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, self.over, False, self._info()
@@ -188,6 +185,16 @@ class BackgammonEnv(OneGame, gym.Env):
         d1, d2 = (check_die(d, "a die of reset's dice") for d in options["dice"])
         return board, [max(d1, d2), min(d1, d2)]
 
+    def _reply(self, board: np.ndarray, dice) -> np.ndarray:
+        """The bot's afterstate in ``board`` (the bot on roll) with ``dice``: from its one-call
+        decision where it has one (a net bot at 0-ply: :meth:`bgnet.Bot.quick_choice`, the move
+        its ``choose_moves`` picks at a third of the cost), else its ``choose_moves``."""
+        quick = self.bot.quick_choice(board, dice[0], dice[1], None)
+        if quick is not None:
+            return quick[0]
+        reply, _ = self.bot.choose_moves(board[None], np.array([dice], np.int64))
+        return reply[0]
+
     def _turn(self, board: np.ndarray, dice) -> None:
         """The agent is on roll in ``board`` with ``dice``: its legal afterstates."""
         self._turns.start(board, dice)
@@ -201,7 +208,7 @@ class BackgammonEnv(OneGame, gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         if self.over:
             return observe_one(self.board, self.dice, 0, self.encoding)
-        return with_mask(self._turns.obs, len(self._turns.after))
+        return self._turns.observation()
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"dice": self.dice.copy()}
