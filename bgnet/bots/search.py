@@ -89,6 +89,27 @@ class SearchSettings:
 
 DEFAULT_SETTINGS = SearchSettings()
 
+PRUNE_KEEP = 3  # the moves of a roll the full net values after the pruning net ranks them all
+
+
+@dataclass(frozen=True, eq=False)
+class Pruning:
+    """A cheap first look at each roll's moves in a deeper ply, as GNU Backgammon prunes at its
+    inner plies: ``evaluator`` (a cheaper net's :class:`~bgnet.bots.evaluator.PositionEvaluator`)
+    ranks every move of a roll by cubeless money equity, and only its best ``keep`` are valued by
+    the bot's own net, whose best of them answers the roll (:func:`best_of_rolls`). ``name`` says
+    which net it is (a shipped bot's name or a file's path). The root's moves and the move
+    filter's first ranking are never pruned: they are the bot's own net's."""
+
+    evaluator: PositionEvaluator
+    keep: int = PRUNE_KEEP
+    name: str = ""
+
+    def __post_init__(self):
+        if isinstance(self.keep, bool) or not isinstance(self.keep, (int, np.integer)) \
+                or self.keep < 1:
+            raise ValueError(f"pruning keeps at least one move a roll; got keep={self.keep!r}")
+
 
 class Ranker(Protocol):
     """What the search asks of a bot (every :class:`bgnet.bots.base.Bot` that can evaluate has
@@ -210,6 +231,57 @@ def segment_argmax(values, offsets):
                 best = r
         out[i] = best
     return out
+
+
+@njit(cache=True)
+def segment_top_k(values, offsets, keep):
+    """The rows of the ``keep`` largest values inside each segment ``offsets[n]:offsets[n + 1]``
+    (every row of a segment that has no more), and the offsets of the segments in those rows:
+    ``(rows int64[M], offsets int64[len(offsets)])``. Rows stay in their order, and of equal
+    values the first rows are kept, so :func:`segment_argmax` over the rows kept picks the row it
+    picks over them all whenever that row is kept.
+
+    >>> rows, off = segment_top_k(np.array([0.1, 0.5, 0.3, 0.5, 0.2, 0.9]), np.array([0, 4, 4, 6]), 2)
+    >>> rows.tolist(), off.tolist()
+    ([1, 3, 4, 5], [0, 2, 2, 4])
+    """
+    n = offsets.shape[0] - 1
+    out_off = np.empty(n + 1, np.int64)
+    out_off[0] = 0
+    for i in range(n):
+        out_off[i + 1] = out_off[i] + min(keep, offsets[i + 1] - offsets[i])
+    rows = np.empty(out_off[n], np.int64)
+    top = np.empty(max(keep, 1), np.int64)
+    for i in range(n):
+        lo, hi = offsets[i], offsets[i + 1]
+        at = out_off[i]
+        if hi - lo <= keep:
+            for r in range(lo, hi):
+                rows[at + r - lo] = r
+            continue
+        # The best ``keep`` so far, best first (earlier rows before equal later ones).
+        m = 0
+        for r in range(lo, hi):
+            if m == keep and values[r] <= values[top[m - 1]]:
+                continue
+            j = m if m < keep else keep - 1
+            while j > 0 and values[r] > values[top[j - 1]]:
+                top[j] = top[j - 1]
+                j -= 1
+            top[j] = r
+            if m < keep:
+                m += 1
+        # back in row order
+        for a in range(1, keep):
+            r = top[a]
+            j = a
+            while j > 0 and top[j - 1] > r:
+                top[j] = top[j - 1]
+                j -= 1
+            top[j] = r
+        for a in range(keep):
+            rows[at + a] = top[a]
+    return rows, out_off
 
 
 def best_first(values) -> list[int]:
@@ -401,30 +473,48 @@ def mean_over_rolls(per_roll: np.ndarray) -> np.ndarray:
     return (per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1)
 
 
-def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray):
+def _afterstate_values(ev: PositionEvaluator, after: np.ndarray, boards: np.ndarray,
+                       parent_of: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``ev``'s mover probabilities of ``after`` (``after[k]`` a move from
+    ``boards[parent_of[k]]``), each distinct afterstate of a group ``groups[i]:groups[i + 1]``
+    (one position's rows) valued once, unless ``ev`` keeps its values and finds repeats itself."""
+    if getattr(ev, "keeps_values", False):
+        return afterstates_of(ev, after, boards, parent_of)
+    once, back = unique_boards(after, groups)
+    return afterstates_of(ev, after[once], boards, parent_of[once])[back]
+
+
+def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray, pruning: Pruning | None = None):
     """Every roll of every position about to roll, each side playing its best 0-ply move by the
-    evaluator ``ev``: ``(afterstates, the mover's probabilities of each, best)``, where
-    ``best[21 * n + r]`` is the row of position ``n``'s best afterstate for ``ROLLS[r]``.
+    evaluator ``ev``: ``(chosen, probs)``, where ``chosen[21 * n + r]`` is position ``n``'s best
+    afterstate for ``ROLLS[r]`` and ``probs[21 * n + r]`` the mover's probabilities of it by ``ev``.
+
+    With ``pruning`` (:class:`Pruning`), its cheap evaluator ranks every move of a roll and only
+    its best :attr:`Pruning.keep` are valued by ``ev``, whose best of them answers the roll (GNU
+    Backgammon's pruning at its inner plies); without, ``ev`` values every move.
 
     Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
-    evaluated once, and each from its position's first layer where ``ev`` can
+    evaluated once, and each from its position's first layer where the evaluator can
     (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
     (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
     _, after, off = roll_afterstates(boards)
     parent_of = parent_rows(off, len(ROLLS))
-    if getattr(ev, "keeps_values", False):
-        probs = afterstates_of(ev, after, boards, parent_of)
-    else:
-        once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
-        probs = afterstates_of(ev, after[once], boards, parent_of[once])[back]
-    return after, probs, segment_argmax(money_equity(probs), off)
+    if pruning is not None:
+        cheap = _afterstate_values(pruning.evaluator, after, boards, parent_of, off[::len(ROLLS)])
+        rows, off = segment_top_k(money_equity(cheap), off, pruning.keep)
+        after, parent_of = after[rows], parent_of[rows]
+    probs = _afterstate_values(ev, after, boards, parent_of, off[::len(ROLLS)])
+    best = segment_argmax(money_equity(probs), off)
+    return after[best], probs[best]
 
 
-def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: int = 512):
+def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: int = 512,
+                              pruning: Pruning | None = None):
     """:func:`best_of_rolls` shaped by position: the mover's probabilities float64[N, 21, 5] of
     its best 0-ply move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
     Positions that repeat (the trials of a rollout standing on the same position) share their
-    21 rolls; ``chunk`` distinct positions are generated and evaluated in one call."""
+    21 rolls; ``chunk`` distinct positions are generated and evaluated in one call. ``pruning``
+    as :func:`best_of_rolls` takes it."""
     n = len(boards)
     probs = np.empty((n, 21, 5), np.float64)
     chosen = np.empty((n, 21, 2, 25), np.int8)
@@ -433,8 +523,8 @@ def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: 
     for lo in range(0, len(distinct), chunk):
         part = distinct[lo:lo + chunk]
         m = len(part)
-        after, p, best = best_of_rolls(ev, part)
+        after, p = best_of_rolls(ev, part, pruning)
         rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
-        probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]
-        chosen[rows] = after[best].reshape(m, 21, 2, 25)[inverse[rows] - lo]
+        probs[rows] = p.reshape(m, 21, 5)[inverse[rows] - lo]
+        chosen[rows] = after.reshape(m, 21, 2, 25)[inverse[rows] - lo]
     return probs, chosen
