@@ -13,7 +13,7 @@ from bgnet.bots.cache import CachedEvaluator
 from bgnet.bots.load import pruning_for, split_ply, split_pruning
 from bgnet.bots.net import NetBot
 from bgnet.bots.onnx_eval import BotFileMissing
-from bgnet.bots.search import PRUNE_KEEP, Pruning, best_of_rolls, segment_argmax, segment_top_k
+from bgnet.bots.search import PRUNE_KEEP, PRUNE_MARGIN, Pruning, best_of_rolls, segment_argmax, segment_top_k
 from bgnet.engine.sampling import sample_positions
 from bgnet.errors import EXIT_INPUT, EXIT_USAGE, BadArgument
 from bgnet.nn.probs import equity
@@ -34,27 +34,30 @@ def cheap():
     return load_bot("bgnet-default")
 
 
-def pruned(bot: NetBot, cheap_bot: NetBot, keep: int) -> NetBot:
-    return NetBot(bot.evaluator, bot.ply, name=bot.name, pruning=Pruning(cheap_bot.evaluator, keep))
+def pruned(bot: NetBot, cheap_bot: NetBot, keep: int, margin: float = np.inf) -> NetBot:
+    return NetBot(bot.evaluator, bot.ply, name=bot.name,
+                  pruning=Pruning(cheap_bot.evaluator, keep, margin))
 
 
 # ---------------------------------------------------------------------------------------------
 # the compiled selection
 
 
-def test_top_k_keeps_each_segment_s_best_in_row_order_ties_to_the_first():
-    """Against a sort: the ``keep`` largest of each segment (of equal values the first rows),
-    listed in row order; segments no longer than ``keep`` whole, empty ones empty."""
+@pytest.mark.parametrize("margin", [np.inf, 0.0, 1.5])
+def test_top_k_keeps_each_segment_s_best_in_row_order_ties_to_the_first(margin):
+    """Against a sort: the ``keep`` largest of each segment (of equal values the first rows)
+    within ``margin`` of its largest, listed in row order; empty segments empty."""
     rng = np.random.default_rng(4)
     sizes = rng.integers(0, 12, size=300)
     off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     values = rng.integers(0, 6, size=off[-1]).astype(np.float32)  # many ties
     for keep in (1, 2, 3, 5, 20):
-        rows, new_off = segment_top_k(values, off, keep)
+        rows, new_off = segment_top_k(values, off, keep, margin)
         for i in range(len(sizes)):
             seg = np.arange(off[i], off[i + 1])
-            want = np.sort(seg[np.argsort(-values[seg], kind="stable")[:keep]])
-            assert rows[new_off[i]:new_off[i + 1]].tolist() == want.tolist()
+            best = seg[np.argsort(-values[seg], kind="stable")[:keep]]
+            want = np.sort(best[values[best] >= values[seg].max() - margin]) if len(seg) else []
+            assert rows[new_off[i]:new_off[i + 1]].tolist() == list(want)
         # the argmax over the rows kept is the argmax over them all (it is always kept)
         full = segment_argmax(values, off[np.r_[True, sizes > 0]])
         kept = rows[segment_argmax(values[rows], new_off[np.r_[True, sizes > 0]])]
@@ -69,7 +72,7 @@ def test_top_k_keeps_each_segment_s_best_in_row_order_ties_to_the_first():
 def test_pruning_that_keeps_every_move_answers_each_roll_as_without(deep, cheap):
     boards, _ = sample_positions(30, seed=11)
     chosen, probs = best_of_rolls(deep.evaluator, boards)
-    chosen_p, probs_p = best_of_rolls(deep.evaluator, boards, Pruning(cheap.evaluator, EVERY_MOVE))
+    chosen_p, probs_p = best_of_rolls(deep.evaluator, boards, Pruning(cheap.evaluator, EVERY_MOVE, np.inf))
     assert np.array_equal(chosen, chosen_p) and np.array_equal(probs, probs_p)
 
 
@@ -112,7 +115,8 @@ def test_the_default_pruning_keeps_one_ply_values_and_choices_close(deep):
     and the same move in 199 or 200 decisions out of 200. The bounds below leave ten times that
     room, far under what a player notices (a decision's error is counted from 0.02 up)."""
     shipped = load_bot("bgnet-deep")
-    assert shipped.pruning is not None and shipped.pruning.keep == PRUNE_KEEP
+    assert shipped.pruning is not None
+    assert (shipped.pruning.keep, shipped.pruning.margin) == (PRUNE_KEEP, PRUNE_MARGIN)
     boards, dice = sample_positions(200, seed=7)
     full, kept = equity(deep.evaluate(boards, 1)), equity(shipped.evaluate(boards, 1))
     assert (kept <= full + 1e-5).all()

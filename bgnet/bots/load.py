@@ -162,7 +162,7 @@ def pruning_for(prune: str | None, device: str = "cpu"):
         raise BotFileMissing(f"no such pruning net: {net!r} (a shipped bot: "
                              f"{', '.join(SHIPPED_BOTS)}, or the path of an exported bot or a "
                              "checkpoint)")
-    return Pruning(bot.evaluator, keep, low if low in SHIPPED_BOTS else net)
+    return Pruning(bot.evaluator, keep, name=low if low in SHIPPED_BOTS else net)
 
 
 def _without_net(spec: str) -> bool:

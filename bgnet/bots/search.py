@@ -89,26 +89,51 @@ class SearchSettings:
 
 DEFAULT_SETTINGS = SearchSettings()
 
-PRUNE_KEEP = 3  # the moves of a roll the full net values after the pruning net ranks them all
+# Pruning: of the moves of a roll ranked by the pruning net, the bot's own net values the best 3
+# within 0.12 of its best (measured: the table of bgnet.bots.search.Pruning).
+PRUNE_KEEP, PRUNE_MARGIN = 3, 0.12
 
 
 @dataclass(frozen=True, eq=False)
 class Pruning:
     """A cheap first look at each roll's moves in a deeper ply, as GNU Backgammon prunes at its
     inner plies: ``evaluator`` (a cheaper net's :class:`~bgnet.bots.evaluator.PositionEvaluator`)
-    ranks every move of a roll by cubeless money equity, and only its best ``keep`` are valued by
-    the bot's own net, whose best of them answers the roll (:func:`best_of_rolls`). ``name`` says
-    which net it is (a shipped bot's name or a file's path). The root's moves and the move
-    filter's first ranking are never pruned: they are the bot's own net's."""
+    ranks every move of a roll by cubeless money equity, and only its best ``keep`` within
+    ``margin`` of its best are valued by the bot's own net, whose best of them answers the roll
+    (:func:`best_of_rolls`). ``name`` says which net it is (a shipped bot's name or a file's
+    path). The root's moves and the move filter's first ranking are never pruned: they are the
+    bot's own net's.
+
+    The default was measured with bgnet-deep pruned by bgnet-default on the 31,500 rolls of
+    1,500 self-play positions: how often the roll is answered by the move bgnet-deep's own best
+    of all would answer it, the mean equity the answer loses by bgnet-deep's values, and the
+    rows bgnet-deep values (of 711,972 without pruning):
+
+    ==================  =========  ==============  =========
+    keep, margin        same move  loss a roll     rows
+    ==================  =========  ==============  =========
+    1                   84.7 %     0.0045          31,500
+    2                   94.5 %     0.0014          57,464
+    3                   97.2 %     0.0007          82,362
+    3 within 0.12       97.0 %     0.0007          64,833
+    4 within 0.12       98.0 %     0.0005          74,966
+    5                   98.9 %     0.0003          128,922
+    ==================  =========  ==============  =========
+
+    ``bgnet bench er`` could not tell any of them from the unpruned search (docs/RESULTS.md)."""
 
     evaluator: PositionEvaluator
     keep: int = PRUNE_KEEP
+    margin: float = PRUNE_MARGIN
     name: str = ""
 
     def __post_init__(self):
         if isinstance(self.keep, bool) or not isinstance(self.keep, (int, np.integer)) \
                 or self.keep < 1:
             raise ValueError(f"pruning keeps at least one move a roll; got keep={self.keep!r}")
+        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float, np.floating)) \
+                or not self.margin >= 0:
+            raise ValueError(f"pruning's margin is an equity of 0 or more; got {self.margin!r}")
 
 
 class Ranker(Protocol):
@@ -234,31 +259,30 @@ def segment_argmax(values, offsets):
 
 
 @njit(cache=True)
-def segment_top_k(values, offsets, keep):
+def segment_top_k(values, offsets, keep, margin=np.inf):
     """The rows of the ``keep`` largest values inside each segment ``offsets[n]:offsets[n + 1]``
-    (every row of a segment that has no more), and the offsets of the segments in those rows:
-    ``(rows int64[M], offsets int64[len(offsets)])``. Rows stay in their order, and of equal
-    values the first rows are kept, so :func:`segment_argmax` over the rows kept picks the row it
-    picks over them all whenever that row is kept.
+    that are within ``margin`` of the segment's largest (the largest always), and the offsets
+    of the segments in those rows: ``(rows int64[M], offsets int64[len(offsets)])``. Rows stay
+    in their order, and of equal values the first rows are kept, so :func:`segment_argmax` over
+    the rows kept picks the row it picks over them all whenever that row is kept.
 
     >>> rows, off = segment_top_k(np.array([0.1, 0.5, 0.3, 0.5, 0.2, 0.9]), np.array([0, 4, 4, 6]), 2)
     >>> rows.tolist(), off.tolist()
     ([1, 3, 4, 5], [0, 2, 2, 4])
+    >>> segment_top_k(np.array([0.1, 0.5, 0.3, 0.45]), np.array([0, 4]), 3, 0.1)[0].tolist()
+    [1, 3]
     """
     n = offsets.shape[0] - 1
+    most = 0
+    for i in range(n):
+        most += min(keep, offsets[i + 1] - offsets[i])
+    rows = np.empty(most, np.int64)
     out_off = np.empty(n + 1, np.int64)
     out_off[0] = 0
-    for i in range(n):
-        out_off[i + 1] = out_off[i] + min(keep, offsets[i + 1] - offsets[i])
-    rows = np.empty(out_off[n], np.int64)
     top = np.empty(max(keep, 1), np.int64)
+    at = 0
     for i in range(n):
         lo, hi = offsets[i], offsets[i + 1]
-        at = out_off[i]
-        if hi - lo <= keep:
-            for r in range(lo, hi):
-                rows[at + r - lo] = r
-            continue
         # The best ``keep`` so far, best first (earlier rows before equal later ones).
         m = 0
         for r in range(lo, hi):
@@ -271,17 +295,21 @@ def segment_top_k(values, offsets, keep):
             top[j] = r
             if m < keep:
                 m += 1
+        while m > 1 and values[top[m - 1]] < values[top[0]] - margin:
+            m -= 1
         # back in row order
-        for a in range(1, keep):
+        for a in range(1, m):
             r = top[a]
             j = a
             while j > 0 and top[j - 1] > r:
                 top[j] = top[j - 1]
                 j -= 1
             top[j] = r
-        for a in range(keep):
+        for a in range(m):
             rows[at + a] = top[a]
-    return rows, out_off
+        at += m
+        out_off[i + 1] = at
+    return rows[:at], out_off
 
 
 def best_first(values) -> list[int]:
@@ -490,8 +518,9 @@ def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray, pruning: Pruning | 
     afterstate for ``ROLLS[r]`` and ``probs[21 * n + r]`` the mover's probabilities of it by ``ev``.
 
     With ``pruning`` (:class:`Pruning`), its cheap evaluator ranks every move of a roll and only
-    its best :attr:`Pruning.keep` are valued by ``ev``, whose best of them answers the roll (GNU
-    Backgammon's pruning at its inner plies); without, ``ev`` values every move.
+    its best :attr:`Pruning.keep` (within :attr:`Pruning.margin` of its best) are valued by
+    ``ev``, whose best of them answers the roll (GNU Backgammon's pruning at its inner plies);
+    without, ``ev`` values every move.
 
     Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
     evaluated once, and each from its position's first layer where the evaluator can
@@ -501,7 +530,7 @@ def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray, pruning: Pruning | 
     parent_of = parent_rows(off, len(ROLLS))
     if pruning is not None:
         cheap = _afterstate_values(pruning.evaluator, after, boards, parent_of, off[::len(ROLLS)])
-        rows, off = segment_top_k(money_equity(cheap), off, pruning.keep)
+        rows, off = segment_top_k(money_equity(cheap), off, pruning.keep, pruning.margin)
         after, parent_of = after[rows], parent_of[rows]
     probs = _afterstate_values(ev, after, boards, parent_of, off[::len(ROLLS)])
     best = segment_argmax(money_equity(probs), off)
