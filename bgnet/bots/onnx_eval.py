@@ -261,7 +261,8 @@ def _float_initializers(graph: memoryview) -> dict[str, np.ndarray]:
     for field, kind, tensor in _wire_fields(graph):
         if field != _GRAPH_INITIALIZER or kind != 2:
             continue
-        dtype, name, chunks, dims = None, "", [], []
+        dtype, name, chunks = None, "", []
+        dims: list[int] = []
         for f, k, v in _wire_fields(tensor):
             if f == _TENSOR_DATA_TYPE and k == 0:
                 dtype = _FLOAT_TYPES.get(v)
