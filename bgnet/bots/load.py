@@ -13,12 +13,14 @@ Specs understood by :func:`load_bot`:
 
 A net bot's spec may end in a pruning option, ``,prune=NET`` (before or after the ``@PLY``): a
 cheaper net ranks every move of each roll inside its deeper plies, and its own net values only
-the best :data:`bgnet.bots.search.PRUNE_KEEP` of them (:class:`bgnet.bots.search.Pruning`, as GNU
+the best :data:`~bgnet.bots.search.PRUNE_KEEP` of them within
+:data:`~bgnet.bots.search.PRUNE_MARGIN` of the best (:class:`bgnet.bots.search.Pruning`, as GNU
 Backgammon prunes); ``NET`` is a shipped bot or a file (an exported bot or a checkpoint, no
 depth), ``NET:K`` keeps K moves a roll, and ``prune=none`` values every move with the bot's own
 net. ``bgnet-deep`` prunes with ``bgnet-default`` unless told otherwise (:data:`SHIPPED_PRUNING`:
-its 1-ply and 2-ply at a third of the cost, the same error rate to 0.1); other nets prune only
-when asked. The root's moves and the move filter's first ranking are always the bot's own net's.
+its 1-ply and 2-ply 3.6 and 4.7 times faster, the error rate of the unpruned search; see
+docs/RESULTS.md); other nets prune only when asked. The root's moves and the move filter's first
+ranking are always the bot's own net's.
 
 Files (:func:`load_net_bot`): a path ending in ``.onnx`` is an exported bot, run by
 :class:`bgnet.bots.onnx_eval.OnnxEvaluator` (onnxruntime and numpy; torch is never imported);
