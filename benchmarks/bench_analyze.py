@@ -11,7 +11,9 @@ runs as its own command, timed from start to end, start-up included:
 * bgnet: ``bgnet analyze FILE --bot BOT --ply PLY --quiet`` for each of ``--bots``, one process
   and one thread; with ``--workers N`` the first bot again with ``--workers N`` (N processes,
   N cores); with ``--plain`` each bot again as it analysed before its search kept afterstates
-  through a game (``Judge(cache=False)``), the figures the same.
+  through a game (``Judge(cache=False)``), the figures the same; with ``--unpruned`` each bot
+  that prunes its deeper plies (``bgnet-deep`` by default) again with ``,prune=none``, every move
+  of every roll valued by its own net.
 
 Printed: wall-clock and CPU seconds of each (CPU: the command's processes together, so on a
 machine shared with other work the CPU time is the steadier figure), and each one's time over
@@ -20,13 +22,14 @@ the program's. The numba kernels are compiled (or loaded) once by an untimed ana
 Usage::
 
     python3 benchmarks/bench_analyze.py [--file m.mat] [--ply 2] [--bots bgnet-deep,bgnet-default]
-        [--workers 2] [--plain] [--seed 51] [--json PATH]
+        [--workers 2] [--plain] [--unpruned] [--seed 51] [--json PATH]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -80,6 +83,13 @@ def make_match(folder: str, seed: int) -> str:
     return path
 
 
+def prunes(spec: str) -> bool:
+    """Whether the bot ``spec`` names prunes its deeper plies (a pruning net of its own)."""
+    from bgnet.bots import load_bot
+
+    return getattr(load_bot(spec), "pruning", None) is not None
+
+
 def describe(path: str) -> str:
     from bgnet.formats.mat import load_mat
 
@@ -98,10 +108,13 @@ def main() -> int:
                     help="also time the first bot with this many processes (default: not)")
     ap.add_argument("--plain", action="store_true",
                     help="also time each bot's plain analysis (no afterstates kept)")
+    ap.add_argument("--unpruned", action="store_true",
+                    help="also time each bot that prunes its deeper plies without pruning "
+                         "(SPEC,prune=none)")
     ap.add_argument("--seed", type=int, default=51, help="seed of the match played (default 51)")
     ap.add_argument("--json", metavar="PATH", help="write the figures to this file")
     a = ap.parse_args()
-    bots = [b.strip() for b in a.bots.split(",") if b.strip()]
+    bots = [b.strip() for b in re.split(r",(?!prune=)", a.bots) if b.strip()]  # SPEC,prune=X whole
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.abspath(a.file) if a.file else make_match(folder, a.seed)
         print(f"{path}: {describe(path)}; analysis at {a.ply}-ply, one core each unless said")
@@ -123,6 +136,9 @@ def main() -> int:
             if a.plain:
                 rows.append((f"{bot}, plain search (as before)", "",
                              *timed(PLAIN + [bot, path, str(a.ply)])))
+            if a.unpruned and prunes(bot):
+                command = ["analyze", path, "--bot", f"{bot},prune=none", "--ply", str(a.ply), "--quiet"]
+                rows.append((f"bgnet analyze --bot {bot},prune=none", "", *timed(BGNET + command)))
     reference = rows[0][2:] if program is not None else None
     print(f"{'':62s} {'wall s':>8s} {'CPU s':>8s} {'/ gnubg wall':>13s} {'/ gnubg CPU':>12s}")
     for name, note, wall, cpu in rows:

@@ -9,6 +9,9 @@ n-ply (n >= 1): the candidates that survive 0-ply filtering are scored by the av
 Backgammon's move filters, only the best few candidates (and those close to the best) go deeper:
 at 2-ply the 0-ply survivors are first scored at 1-ply, and only the best few of those (at most
 4, within 0.12) are searched at 2-ply. A move that is alone after a filter needs no deeper look.
+Each roll inside the search is answered by its best 0-ply move; a bot with a pruning net
+(:class:`~bgnet.bots.search.Pruning`, as GNU Backgammon prunes) ranks each roll's moves with that
+cheaper net and values only its best few with its own.
 
 The net is reached through an *evaluator* (:mod:`bgnet.bots.evaluator`, the bot's
 :attr:`~bgnet.bots.base.Bot.evaluator`): a torch net gets a
@@ -22,6 +25,7 @@ files by :mod:`bgnet.bots.load`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 
@@ -29,6 +33,7 @@ from bgnet.bots.base import Bot, board_batch, mover_probabilities
 from bgnet.bots.cache import CachedEvaluator
 from bgnet.bots.evaluator import Evaluator, PositionEvaluator, afterstates_of
 from bgnet.bots.search import (
+    Pruning,
     SearchSettings,
     best_of_rolls,
     choose_afterstates,
@@ -66,17 +71,21 @@ class NetBot(Bot):
     came from; its ``"cube"`` entry, when present, holds the cube settings of
     :meth:`cube_decision` (``{"met": name, "efficiency": {...CubeEfficiency fields}}``).
     ``cubeless_play``: rank moves by cubeless money equity even where the cube and score are
-    known (:meth:`move_measure`).
+    known (:meth:`move_measure`). ``pruning``: a cheaper net that ranks each roll's moves in
+    the deeper plies, the bot's own net valuing only its best few
+    (:class:`~bgnet.bots.search.Pruning`); None (the default) values every move with the bot's
+    own net.
     """
 
     plies = (0, 1, 2)
     searches = True
     ply: int
     evaluator: PositionEvaluator
+    pruning: Pruning | None
 
     def __init__(self, net, ply: int = 0, device: str = "cpu", name: str = "net",
                  search: SearchSettings | None = None, meta: dict | None = None,
-                 cubeless_play: bool = False):
+                 cubeless_play: bool = False, pruning: Pruning | None = None):
         ply = check_ply(ply)
         if isinstance(net, (Evaluator, CachedEvaluator)):
             self.evaluator = net
@@ -89,24 +98,30 @@ class NetBot(Bot):
         self.search = search or SearchSettings()
         self.meta = meta or {}
         self.cubeless_play = bool(cubeless_play)
+        self.pruning = pruning
 
     def with_cache(self, max_entries: int | None = None) -> NetBot:
         """This bot with its afterstates' 0-ply values kept and read back when its searches meet
         them again (:class:`bgnet.bots.cache.CachedEvaluator`; ``max_entries`` of them at most,
         by default :data:`bgnet.bots.cache.MAX_ENTRIES`): the same choices and values, to
         float32 rounding, in less time where searches overlap, as the decisions of one game
-        do. The net is shared; ``clear_cache`` forgets what was kept."""
+        do. A pruning net's values are kept too, in a table of their own. The nets are shared;
+        ``clear_cache`` forgets what was kept."""
         from bgnet.bots.cache import MAX_ENTRIES
 
+        entries = MAX_ENTRIES if max_entries is None else max_entries
         twin = copy.copy(self)
-        twin.evaluator = CachedEvaluator(self.evaluator,
-                                         MAX_ENTRIES if max_entries is None else max_entries)
+        twin.evaluator = CachedEvaluator(self.evaluator, entries)
+        if self.pruning is not None:
+            twin.pruning = dataclasses.replace(
+                self.pruning, evaluator=CachedEvaluator(self.pruning.evaluator, entries))
         return twin
 
     def clear_cache(self) -> None:
         """Forget the afterstates kept by a bot made by :meth:`with_cache` (nothing otherwise)."""
-        if isinstance(self.evaluator, CachedEvaluator):
-            self.evaluator.clear()
+        for ev in (self.evaluator, self.pruning and self.pruning.evaluator):
+            if isinstance(ev, CachedEvaluator):
+                ev.clear()
 
     def cube_settings(self):
         cube = self.meta.get("cube") or {}
@@ -159,10 +174,10 @@ class NetBot(Bot):
 
     def _expected_over_rolls(self, boards: np.ndarray, depth: int) -> np.ndarray:
         """For positions with the side on roll about to roll: probabilities averaged over the 21
-        rolls, the side playing its best move (0-ply choice, valued at ``depth``)."""
-        after, p0, best = best_of_rolls(self.evaluator, boards)
-        chosen = after[best]
-        return mean_over_rolls(p0[best] if depth == 0 else self._afterstate_value(chosen, depth))
+        rolls, the side playing its best move (0-ply choice, pruned where the bot has a pruning
+        net; valued at ``depth``)."""
+        chosen, p0 = best_of_rolls(self.evaluator, boards, self.pruning)
+        return mean_over_rolls(p0 if depth == 0 else self._afterstate_value(chosen, depth))
 
     def cube_decisions(self, boards: np.ndarray, contexts, ply: int | None = None, *, met=None,
                        efficiency=None) -> list:
@@ -196,8 +211,7 @@ class NetBot(Bot):
         from bgnet.cube.lookahead import decide_after_rolls
 
         met, efficiency = self._cube_settings_or(met, efficiency)
-        after, probs, best = best_of_rolls(self.evaluator, boards)
-        chosen = probs[best]
+        after, chosen = best_of_rolls(self.evaluator, boards, self.pruning)
         averaged = mean_over_rolls(chosen)  # as at 1-ply (_expected_over_rolls)
         per_roll = np.asarray(chosen, np.float64)
         n = len(ROLLS)
@@ -205,7 +219,7 @@ class NetBot(Bot):
         for k, (ctx, board) in enumerate(zip(contexts, boards)):
             base = decide_context(averaged[k], ctx, board, met=met, efficiency=efficiency)
             rows = slice(n * k, n * (k + 1))
-            out.append(decide_after_rolls(per_roll[rows], ROLL_WEIGHTS, after[best[rows]], ctx,
+            out.append(decide_after_rolls(per_roll[rows], ROLL_WEIGHTS, after[rows], ctx,
                                           base, met=met, efficiency=efficiency))
         return out
 

@@ -205,7 +205,7 @@ def graph_digest(model_bytes: bytes) -> str:
 # The protobuf wire format: each field is a varint key (field number << 3 | wire type), then a
 # varint (type 0), 8 bytes (1), a varint length and that many bytes (2), or 4 bytes (5).
 _MODEL_GRAPH, _GRAPH_INITIALIZER = 7, 5  # ModelProto.graph, GraphProto.initializer
-_TENSOR_DATA_TYPE, _TENSOR_FLOAT_DATA, _TENSOR_NAME = 2, 4, 8  # fields of TensorProto
+_TENSOR_DIMS, _TENSOR_DATA_TYPE, _TENSOR_FLOAT_DATA, _TENSOR_NAME = 1, 2, 4, 8  # of TensorProto
 _TENSOR_RAW_DATA, _TENSOR_DOUBLE_DATA = 9, 10
 _FLOAT_TYPES = {1: "<f4", 10: "<f2", 11: "<f8"}  # TensorProto.DataType: FLOAT, FLOAT16, DOUBLE
 
@@ -255,17 +255,21 @@ def _graph_bytes(model_bytes: bytes) -> memoryview:
 
 
 def _float_initializers(graph: memoryview) -> dict[str, np.ndarray]:
-    """``{name: values}`` of the graph's floating-point initializers stored in the file."""
+    """``{name: values}`` of the graph's floating-point initializers stored in the file, each in
+    its shape (flat where its dimensions do not hold its values)."""
     out = {}
     for field, kind, tensor in _wire_fields(graph):
         if field != _GRAPH_INITIALIZER or kind != 2:
             continue
         dtype, name, chunks = None, "", []
+        dims: list[int] = []
         for f, k, v in _wire_fields(tensor):
             if f == _TENSOR_DATA_TYPE and k == 0:
                 dtype = _FLOAT_TYPES.get(v)
             elif f == _TENSOR_NAME and k == 2:
                 name = bytes(v).decode("utf-8", "replace")
+            elif f == _TENSOR_DIMS:  # one at a time (0) or packed (2)
+                dims.extend([v] if k == 0 else _packed_varints(v))
             elif k != 0:  # raw data, or float / double values packed (2) or one at a time (5, 1)
                 chunks.append((f, v))
         if dtype is None:
@@ -273,20 +277,30 @@ def _float_initializers(graph: memoryview) -> dict[str, np.ndarray]:
         packed = {_TENSOR_FLOAT_DATA: "<f4", _TENSOR_DOUBLE_DATA: "<f8", _TENSOR_RAW_DATA: dtype}
         parts = [np.frombuffer(v, packed[f]) for f, v in chunks
                  if f in packed and len(v) % np.dtype(packed[f]).itemsize == 0]
-        out[name] = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        values = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        if int(np.prod(dims)) == values.size:  # no dimensions: a scalar
+            values = values.reshape(dims)
+        out[name] = values
+    return out
+
+
+def _packed_varints(buf: memoryview) -> list[int]:
+    """The numbers of a packed repeated varint field."""
+    out, at = [], 0
+    while at < len(buf):
+        value, at = _varint(buf, at)
+        out.append(value)
     return out
 
 
 def _initializers(path: Path) -> dict:
-    """``{name: array}`` of the model's initializers (the graph's constant tensors) stored in the
-    file itself: a tensor whose data lives in another file is left out (bgnet never writes one),
-    so reading a bot reads no other file."""
-    import onnx
-    from onnx import TensorProto, numpy_helper
-
-    model = onnx.load(str(path), load_external_data=False)
-    return {init.name: numpy_helper.to_array(init) for init in model.graph.initializer
-            if init.data_location != TensorProto.EXTERNAL}
+    """``{name: array}`` of the model's floating-point initializers (the weights) stored in the
+    file itself, in their shapes: read by :func:`_float_initializers` rather than the ``onnx``
+    package, whose import alone took a second of every command that loads a bot. A tensor whose
+    data lives in another file has none here and is left out (bgnet never writes one), so reading
+    a bot reads no other file."""
+    return {name: values for name, values in _float_initializers(_graph_bytes(path.read_bytes())).items()
+            if values.size}
 
 
 _V1_WEIGHT = re.compile(r"^(?P<net>contact|race|net)_(?:hidden(?P<index>\d+)|logits)_(?P<kind>[wb])_\d+$")

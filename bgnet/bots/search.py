@@ -89,6 +89,52 @@ class SearchSettings:
 
 DEFAULT_SETTINGS = SearchSettings()
 
+# Pruning: of the moves of a roll ranked by the pruning net, the bot's own net values the best 3
+# within 0.12 of its best (measured: the table of bgnet.bots.search.Pruning).
+PRUNE_KEEP, PRUNE_MARGIN = 3, 0.12
+
+
+@dataclass(frozen=True, eq=False)
+class Pruning:
+    """A cheap first look at each roll's moves in a deeper ply, as GNU Backgammon prunes at its
+    inner plies: ``evaluator`` (a cheaper net's :class:`~bgnet.bots.evaluator.PositionEvaluator`)
+    ranks every move of a roll by cubeless money equity, and only its best ``keep`` within
+    ``margin`` of its best are valued by the bot's own net, whose best of them answers the roll
+    (:func:`best_of_rolls`). ``name`` says which net it is (a shipped bot's name or a file's
+    path). The root's moves and the move filter's first ranking are never pruned: they are the
+    bot's own net's.
+
+    The default was measured with bgnet-deep pruned by bgnet-default on the 31,500 rolls of
+    1,500 self-play positions: how often the roll is answered by the move bgnet-deep's own best
+    of all would answer it, the mean equity the answer loses by bgnet-deep's values, and the
+    rows bgnet-deep values (of 711,972 without pruning):
+
+    ==================  =========  ==============  =========
+    keep, margin        same move  loss a roll     rows
+    ==================  =========  ==============  =========
+    1                   84.7 %     0.0045          31,500
+    2                   94.5 %     0.0014          57,464
+    3                   97.2 %     0.0007          82,362
+    3 within 0.12       97.0 %     0.0007          64,833
+    4 within 0.12       98.0 %     0.0005          74,966
+    5                   98.9 %     0.0003          128,922
+    ==================  =========  ==============  =========
+
+    ``bgnet bench er`` could not tell any of them from the unpruned search (docs/RESULTS.md)."""
+
+    evaluator: PositionEvaluator
+    keep: int = PRUNE_KEEP
+    margin: float = PRUNE_MARGIN
+    name: str = ""
+
+    def __post_init__(self):
+        if isinstance(self.keep, bool) or not isinstance(self.keep, (int, np.integer)) \
+                or self.keep < 1:
+            raise ValueError(f"pruning keeps at least one move a roll; got keep={self.keep!r}")
+        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float, np.floating)) \
+                or not self.margin >= 0:
+            raise ValueError(f"pruning's margin is an equity of 0 or more; got {self.margin!r}")
+
 
 class Ranker(Protocol):
     """What the search asks of a bot (every :class:`bgnet.bots.base.Bot` that can evaluate has
@@ -210,6 +256,60 @@ def segment_argmax(values, offsets):
                 best = r
         out[i] = best
     return out
+
+
+@njit(cache=True)
+def segment_top_k(values, offsets, keep, margin=np.inf):
+    """The rows of the ``keep`` largest values inside each segment ``offsets[n]:offsets[n + 1]``
+    that are within ``margin`` of the segment's largest (the largest always), and the offsets
+    of the segments in those rows: ``(rows int64[M], offsets int64[len(offsets)])``. Rows stay
+    in their order, and of equal values the first rows are kept, so :func:`segment_argmax` over
+    the rows kept picks the row it picks over them all whenever that row is kept.
+
+    >>> rows, off = segment_top_k(np.array([0.1, 0.5, 0.3, 0.5, 0.2, 0.9]), np.array([0, 4, 4, 6]), 2)
+    >>> rows.tolist(), off.tolist()
+    ([1, 3, 4, 5], [0, 2, 2, 4])
+    >>> segment_top_k(np.array([0.1, 0.5, 0.3, 0.45]), np.array([0, 4]), 3, 0.1)[0].tolist()
+    [1, 3]
+    """
+    n = offsets.shape[0] - 1
+    most = 0
+    for i in range(n):
+        most += min(keep, offsets[i + 1] - offsets[i])
+    rows = np.empty(most, np.int64)
+    out_off = np.empty(n + 1, np.int64)
+    out_off[0] = 0
+    top = np.empty(max(keep, 1), np.int64)
+    at = 0
+    for i in range(n):
+        lo, hi = offsets[i], offsets[i + 1]
+        # The best ``keep`` so far, best first (earlier rows before equal later ones).
+        m = 0
+        for r in range(lo, hi):
+            if m == keep and values[r] <= values[top[m - 1]]:
+                continue
+            j = m if m < keep else keep - 1
+            while j > 0 and values[r] > values[top[j - 1]]:
+                top[j] = top[j - 1]
+                j -= 1
+            top[j] = r
+            if m < keep:
+                m += 1
+        while m > 1 and values[top[m - 1]] < values[top[0]] - margin:
+            m -= 1
+        # back in row order
+        for a in range(1, m):
+            r = top[a]
+            j = a
+            while j > 0 and top[j - 1] > r:
+                top[j] = top[j - 1]
+                j -= 1
+            top[j] = r
+        for a in range(m):
+            rows[at + a] = top[a]
+        at += m
+        out_off[i + 1] = at
+    return rows[:at], out_off
 
 
 def best_first(values) -> list[int]:
@@ -402,30 +502,49 @@ def mean_over_rolls(per_roll: np.ndarray) -> np.ndarray:
     return np.minimum((per_roll * w).reshape(n, len(ROLLS), 5).sum(axis=1), np.float32(1.0))
 
 
-def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray):
+def _afterstate_values(ev: PositionEvaluator, after: np.ndarray, boards: np.ndarray,
+                       parent_of: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``ev``'s mover probabilities of ``after`` (``after[k]`` a move from
+    ``boards[parent_of[k]]``), each distinct afterstate of a group ``groups[i]:groups[i + 1]``
+    (one position's rows) valued once, unless ``ev`` keeps its values and finds repeats itself."""
+    if getattr(ev, "keeps_values", False):
+        return afterstates_of(ev, after, boards, parent_of)
+    once, back = unique_boards(after, groups)
+    return afterstates_of(ev, after[once], boards, parent_of[once])[back]
+
+
+def best_of_rolls(ev: PositionEvaluator, boards: np.ndarray, pruning: Pruning | None = None):
     """Every roll of every position about to roll, each side playing its best 0-ply move by the
-    evaluator ``ev``: ``(afterstates, the mover's probabilities of each, best)``, where
-    ``best[21 * n + r]`` is the row of position ``n``'s best afterstate for ``ROLLS[r]``.
+    evaluator ``ev``: ``(chosen, probs)``, where ``chosen[21 * n + r]`` is position ``n``'s best
+    afterstate for ``ROLLS[r]`` and ``probs[21 * n + r]`` the mover's probabilities of it by ``ev``.
+
+    With ``pruning`` (:class:`Pruning`), its cheap evaluator ranks every move of a roll and only
+    its best :attr:`Pruning.keep` (within :attr:`Pruning.margin` of its best) are valued by
+    ``ev``, whose best of them answers the roll (GNU Backgammon's pruning at its inner plies);
+    without, ``ev`` values every move.
 
     Afterstates that several rolls reach (a checker moved 7 pips by 6-1, 5-2 or 4-3) are
-    evaluated once, and each from its position's first layer where ``ev`` can
+    evaluated once, and each from its position's first layer where the evaluator can
     (:func:`bgnet.bots.evaluator.afterstates_of`); an evaluator that keeps its values
     (:class:`bgnet.bots.cache.CachedEvaluator`, ``keeps_values``) finds the repeats itself."""
     _, after, off = roll_afterstates(boards)
     parent_of = parent_rows(off, len(ROLLS))
-    if getattr(ev, "keeps_values", False):
-        probs = afterstates_of(ev, after, boards, parent_of)
-    else:
-        once, back = unique_boards(after, off[::len(ROLLS)])  # repeats occur within a position
-        probs = afterstates_of(ev, after[once], boards, parent_of[once])[back]
-    return after, probs, segment_argmax(money_equity(probs), off)
+    if pruning is not None:
+        cheap = _afterstate_values(pruning.evaluator, after, boards, parent_of, off[::len(ROLLS)])
+        rows, off = segment_top_k(money_equity(cheap), off, pruning.keep, pruning.margin)
+        after, parent_of = after[rows], parent_of[rows]
+    probs = _afterstate_values(ev, after, boards, parent_of, off[::len(ROLLS)])
+    best = segment_argmax(money_equity(probs), off)
+    return after[best], probs[best]
 
 
-def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: int = 512):
+def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: int = 512,
+                              pruning: Pruning | None = None):
     """:func:`best_of_rolls` shaped by position: the mover's probabilities float64[N, 21, 5] of
     its best 0-ply move for each of the 21 rolls, and those afterstates int8[N, 21, 2, 25].
     Positions that repeat (the trials of a rollout standing on the same position) share their
-    21 rolls; ``chunk`` distinct positions are generated and evaluated in one call."""
+    21 rolls; ``chunk`` distinct positions are generated and evaluated in one call. ``pruning``
+    as :func:`best_of_rolls` takes it."""
     n = len(boards)
     probs = np.empty((n, 21, 5), np.float64)
     chosen = np.empty((n, 21, 2, 25), np.int8)
@@ -434,8 +553,8 @@ def best_of_rolls_by_position(ev: PositionEvaluator, boards: np.ndarray, chunk: 
     for lo in range(0, len(distinct), chunk):
         part = distinct[lo:lo + chunk]
         m = len(part)
-        after, p, best = best_of_rolls(ev, part)
+        after, p = best_of_rolls(ev, part, pruning)
         rows = np.flatnonzero((inverse >= lo) & (inverse < lo + m))
-        probs[rows] = p[best].reshape(m, 21, 5)[inverse[rows] - lo]
-        chosen[rows] = after[best].reshape(m, 21, 2, 25)[inverse[rows] - lo]
+        probs[rows] = p.reshape(m, 21, 5)[inverse[rows] - lo]
+        chosen[rows] = after.reshape(m, 21, 2, 25)[inverse[rows] - lo]
     return probs, chosen

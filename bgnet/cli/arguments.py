@@ -239,7 +239,10 @@ def output_dir_arg(text: str) -> str:
 
 BOT_FORMS = ("an exported bot (.onnx), a checkpoint (.pt) or a training run's folder (PATH, or "
              "PATH@PLY for a search depth of 0, 1 or 2), a shipped bot (bgnet-default, bgnet-deep; "
-             "@PLY too), gnubg:N (GNU Backgammon at N = 0 to 3 ply), pubeval, random or random:SEED")
+             "@PLY too), gnubg:N (GNU Backgammon at N = 0 to 3 ply), pubeval, random or random:SEED; "
+             "a net bot's spec may end in ,prune=NET[:K] or ,prune=none (a cheaper net ranks each "
+             "roll's moves in its deeper plies; bgnet-deep prunes with bgnet-default unless told "
+             "none)")
 
 
 def load_bot_arg(spec: str | None, device: str = "cpu", ply: int | None = None):
@@ -253,14 +256,16 @@ def load_bot_arg(spec: str | None, device: str = "cpu", ply: int | None = None):
     file). Other ``ValueError``s of the loader are mistakes in the spec (``gnubg:x``) and become
     :class:`BadArgument`."""
     from bgnet.bots import BUILTIN_SPECS, load_bot, with_ply
-    from bgnet.bots.load import split_ply
+    from bgnet.bots.load import split_ply, split_pruning
     from bgnet.resources import SHIPPED_BOTS
 
     spec = with_ply(spec, ply)
     try:
         return load_bot(spec, device=device)
     except FileNotFoundError as e:
-        path = split_ply(spec)[0]
+        path, prune = split_pruning(split_ply(spec)[0])
+        if prune is not None and (os.path.exists(path) or path.lower() in SHIPPED_BOTS):
+            raise BadInputFile(error_line(e)) from None  # the pruning net's file is missing
         if os.path.exists(path):
             raise  # something the bot needs is missing, not the file named
         if path.lower() in SHIPPED_BOTS or os.sep in path or "/" in path or os.path.splitext(path)[1]:

@@ -53,6 +53,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bgnet.bots.base import Bot
+from bgnet.bots.load import split_ply
 from bgnet.engine.board import check_die, game_result, start_position, swap
 from bgnet.engine.state import CENTERED, MAX_SCORE, MatchContext, read_match_length
 from bgnet.errors import quoted, shortened
@@ -149,8 +150,7 @@ class UbgiEngine:
         low = self.spec.lower()
         if low == "gnubg" or low.startswith("gnubg:"):
             return f"gnubg:{ply}"
-        base, _, tail = self.spec.rpartition("@")
-        return f"{base if base and tail.isdigit() else self.spec}@{ply}"
+        return f"{split_ply(self.spec)[0]}@{ply}"  # a pruning option kept
 
     def _eval_mode(self) -> str:
         return "cubeless" if self.cubeless_play else "cubeful"
