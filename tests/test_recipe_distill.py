@@ -248,7 +248,8 @@ def test_a_student_phase_loads_back_the_same_and_its_mistakes_are_refused(recipe
         ({"also": ["nosuch"]}, r"distill\.also' must be a list of the names of distill phases before this one "
                                r"\(fit-to-search\); got \['nosuch'\]"),
         ({"also": []}, r"distill\.shards' must be >= 1; got 0"),
-        ({"student": {"hidden": [8], "width": 3}}, r"unknown config key\(s\) in 'phases\[2\]\.distill\.student': width"),
+        ({"student": {"hidden": [8], "width": 3}},
+         r"unknown config key\(s\) in 'phases\[2\]\.distill\.student': width"),
         ({"student": {"encoding": "nosuch"}}, r"in phases\[2\] \(student\)\.distill\.student: .*model\.encoding"),
     ]:
         with pytest.raises(ConfigError, match=message):

@@ -32,8 +32,8 @@ import torch
 from bgnet.nn.checkpoint import load_checkpoint, save_checkpoint
 from bgnet.train.config import DistillConfig, RunConfig
 from bgnet.train.distill import Samples, fit, held_out_loss, split
-from bgnet.train.learn import build_net
 from bgnet.train.labels import LabelSettings, label, load_labels
+from bgnet.train.learn import build_net
 
 START = "start.pt"
 
