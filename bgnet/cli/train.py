@@ -177,11 +177,24 @@ def _train(cfg, run_dir: Path, overrides: list[str], argv: list[str]) -> int:
     if not summary.get("already_reached"):
         print(_time_taken(summary, time.perf_counter() - started))
         print(f"  curve: bgnet plot {run_dir}")
-        print(f"  bot:   bgnet export {run_dir}/checkpoints/latest.pt --out {run_dir.name}.onnx")
+        print(f"  bot:   bgnet export {bot_of(cfg, run_dir)} --out {run_dir.name}.onnx")
         if not cfg.get("phases"):
             more = [a for a in argv if not a.startswith("train.games=")]
             print(f"  train on: {_resume_command(more, run_dir)} train.games=N (N above {summary['games']})")
     return 0
+
+
+def bot_of(cfg, run_dir: Path) -> Path:
+    """The checkpoint a finished run's bot is exported from: the net of its recipe's last student
+    phase where it has one (a fast net taught by the run's own), else the run's latest.
+
+    >>> bot_of({"phases": [{"name": "td"}, {"name": "fast", "distill": {"student": {"hidden": [8]}}}]}, Path("r"))
+    PosixPath('r/fast.pt')
+    >>> bot_of({}, Path("r"))
+    PosixPath('r/checkpoints/latest.pt')
+    """
+    students = [p.get("name") for p in cfg.get("phases") or [] if (p.get("distill") or {}).get("student")]
+    return run_dir / f"{students[-1]}.pt" if students else run_dir / "checkpoints" / "latest.pt"
 
 
 def _time_taken(summary: dict, seconds: float) -> str:
