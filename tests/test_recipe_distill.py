@@ -293,11 +293,63 @@ def test_the_expert_recipe_ends_in_a_one_layer_student_taught_by_both_search_pha
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         run = load_config(compose(config_name="train", overrides=["+recipe=expert"]))
     distills = [p for p in run.phases if p.distill is not None]
-    assert [p.name for p in distills] == ["search-1", "search-2", "student"]
+    assert [p.name for p in distills] == ["student-0", "search-1", "search-2", "student"]
     assert all(p.until == run.train.games for p in distills)  # after the last game of TD
-    assert [(p.distill.teacher, p.distill.ply) for p in distills[:2]] == [("", 1), ("", 1)]
+    searches = [p.distill for p in distills[1:3]]
+    assert [(d.teacher, d.ply, d.prune) for d in searches] == [("", 1, "student-0"), ("", 1, "student-0")]
     student = distills[-1].distill
-    assert student.also == ["search-1", "search-2"] and student.shards == 0 and student.student is not None
+    assert student.also == ["search-1", "search-2"] and student.shards == 0 and student.start == "student-0"
+    assert student.student is not None
     config = build_net(student.student).config()  # one hidden layer in each part: a fast net
     assert len(config["contact"]["hidden"]) == 1 and len(config["race"]["hidden"]) == 1
     assert run.model.hidden == [256, 256, 256]  # taught by the deep net
+
+
+def test_a_later_phase_prunes_with_an_earlier_student_and_a_student_goes_on_from_another(recipes, tmp_path,
+                                                                                          monkeypatch):
+    from bgnet.nn.model import ValueNet
+    from bgnet.train.distill_phase import DistillPhase
+
+    raw = with_student(recipes)
+    searched = {"teacher": "", "ply": 1, "shards": 2, "per_shard": 24, "epochs": 1, "lr": 0.001, "batch_size": 32,
+                "prune": "student"}
+    raw["phases"][3:3] = [{"name": "searched", "until": 150, "distill": searched},
+                          {"name": "student-b", "until": 150, "distill": dict(STUDENT, start="student")}]
+    run = load_config(raw)
+    run_dir = tmp_path / "run"
+    net = ValueNet(encoding="contact", hidden=[16])
+    for i in (1, 2):
+        assert DistillPhase(run, i, run_dir).run(net, 150, say=lambda _: None, stop=lambda: False) is not None
+    searching = DistillPhase(run, 3, run_dir)
+    assert searching.run(net, 150, say=lambda _: None, stop=lambda: False) is not None
+    teacher = read_settings(searching.folder).teacher  # the run's net at 1-ply, pruned by the student
+    assert teacher == f"{searching.start},prune={run_dir / 'student.pt'}"
+    starts = []
+
+    def watched_fit(student, *args, **kwargs):
+        starts.append({k: v.clone() for k, v in student.state_dict().items()})
+        return distill_module.fit(student, *args, **kwargs)
+
+    monkeypatch.setattr("bgnet.train.distill_phase.fit", watched_fit)
+    assert DistillPhase(run, 4, run_dir).run(net, 150, say=lambda _: None, stop=lambda: False) is not None
+    assert same(starts[0], load_checkpoint(run_dir / "student.pt")["net_state"])  # not random weights
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"prune": "fit-to-search"}, r"distill\.prune' must name an earlier student phase, whose net prunes the "
+                                 r"teacher's search \(none\); got 'fit-to-search'"),
+    ({"start": "student"}, r"distill\.start' is for a student phase"),
+])
+def test_prune_and_start_must_name_an_earlier_student(recipes, change, message):
+    raw = load_config(composed(recipes)).to_dict()
+    raw["phases"][1]["distill"].update(change)
+    with pytest.raises(ConfigError, match=message):
+        load_config(raw)
+
+
+def test_a_student_goes_on_only_from_an_earlier_student_of_its_shape(recipes):
+    raw = with_student(recipes)
+    other = dict(STUDENT, start="student", student={"encoding": "contact", "hidden": [12]})
+    raw["phases"].insert(3, {"name": "wider", "until": 150, "distill": other})
+    with pytest.raises(ConfigError, match=r"distill\.start' must name an earlier student phase of the same shape"):
+        load_config(raw)

@@ -123,6 +123,8 @@ class DistillConfig:
     batch_size: int = 256  # samples in one step of the fit
     also: list[str] = field(default_factory=list)  # earlier distill phases whose labels are fitted too
     student: ModelConfig | None = None  # a fresh net of this shape is fitted, kept as <run>/<name>.pt
+    start: str = ""  # a student phase: the earlier student phase whose net it goes on from ("": random weights)
+    prune: str = ""  # an earlier student phase whose net prunes the teacher's deeper plies ("": none)
 
 
 @dataclass
@@ -320,12 +322,15 @@ def _check_phases(run: RunConfig) -> None:
     the boundaries rise; ``train.games`` of a recipe is at most its last boundary."""
     before = 0
     distills: set[str] = set()
+    students: dict[str, ModelConfig] = {}
     for i, phase in enumerate(run.phases):
         where = f"phases[{i}]" + (f" ({phase.name})" if phase.name else "")
         if not isinstance(phase.name, str):
             raise ConfigError(f"config key '{where}.name' must be a word or two; got {phase.name!r}")
         if phase.distill is not None:
-            _check_distill_phase(phase, where, before, sorted(distills))
+            _check_distill_phase(phase, where, before, sorted(distills), students)
+            if phase.distill.student is not None:
+                students[phase.name] = phase.distill.student
             if phase.name in distills:
                 raise ConfigError(f"config key '{where}.name': another distill phase is named {phase.name!r}; "
                                   "each keeps its labels in a folder of its name")
@@ -352,7 +357,8 @@ def _check_phases(run: RunConfig) -> None:
                           f"(which ends at {run.phases[-1].until}): leave it out, or at most that")
 
 
-def _check_distill_phase(phase: Phase, where: str, before: int, before_names: list[str]) -> None:
+def _check_distill_phase(phase: Phase, where: str, before: int, before_names: list[str],
+                         students: dict[str, ModelConfig]) -> None:
     """A distill phase plays no games: it ends where the phase before it does (``before``), sets
     no self-play key, and its ``distill`` values are in range."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", phase.name):
@@ -386,6 +392,16 @@ def _check_distill_phase(phase: Phase, where: str, before: int, before_names: li
             _check_model(d.student)
         except ConfigError as e:
             raise ConfigError(f"in {key}.student: {e}") from None
+    earlier = ", ".join(students) or "none"
+    if d.prune and d.prune not in students:
+        raise ConfigError(f"config key '{key}.prune' must name an earlier student phase, whose net prunes "
+                          f"the teacher's search ({earlier}); got {d.prune!r}")
+    if d.start:
+        if d.student is None:
+            raise ConfigError(f"config key '{key}.start' is for a student phase (one with a 'student' shape)")
+        if d.start not in students or students[d.start] != d.student:
+            raise ConfigError(f"config key '{key}.start' must name an earlier student phase of the same "
+                              f"shape, whose net this one goes on from ({earlier}); got {d.start!r}")
 
 
 def _check_model(m: ModelConfig) -> None:
