@@ -122,7 +122,7 @@ class DistillConfig:
     lr_final: float | None = None  # ... falling linearly to this by its last (None: constant)
     batch_size: int = 256  # samples in one step of the fit
     also: list[str] = field(default_factory=list)  # earlier distill phases whose labels are fitted too
-    student: ModelConfig | None = None  # a fresh net of this shape is fitted, kept as <run>/<name>.pt
+    student: ModelConfig | None = None  # a net of this shape is fitted instead of the run's, kept as <run>/<name>.pt
     start: str = ""  # a student phase: the earlier student phase whose net it goes on from ("": random weights)
     prune: str = ""  # an earlier student phase whose net prunes the teacher's deeper plies ("": none)
 

@@ -55,9 +55,9 @@ class DistillPhase:
         assert settings is not None, f"phase {i} is not a distill phase"
         self.d: DistillConfig = settings
         self.seed = cfg.seed * 1000 + i  # each phase its own dice, the same ones when it is run again
-        self.folder = Path(run_dir) / "labels" / cfg.phases[i].name  # a file name, unique (config.py)
-        self.start = self.folder / START
         self.run_dir = Path(run_dir)
+        self.folder = self.run_dir / "labels" / cfg.phases[i].name  # a file name, unique (config.py)
+        self.start = self.folder / START
         self.student_path = self.run_dir / f"{cfg.phases[i].name}.pt"  # where a student phase keeps its net
 
     def settings(self) -> LabelSettings:
@@ -90,38 +90,41 @@ class DistillPhase:
         net.load_state_dict(load_checkpoint(self.start)["net_state"])  # a fit always starts there
         net.cpu()  # the fit's learner runs on the CPU
         try:
-            rng = np.random.default_rng(self.seed)
-            train, held = split(samples, 0.1, rng)
-            say(f"fitting to {len(train)} samples of {train.decisions} decisions ({held.decisions} held out), "
-                f"{d.epochs} passes")
-            finished = fit(net, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final,
-                           batch_size=d.batch_size, rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop)
-            if not finished:
+            reached = self._fit(net, samples, "the net", say, stop)
+            if reached is None:
                 net.load_state_dict(load_checkpoint(self.start)["net_state"])
-                return None
-            return {"samples": len(samples), "decisions": samples.decisions, "held_out_loss": held_out_loss(net, held)}
+            return reached
         finally:
             net.to(device)
             net.train(training)
 
     def _fit_student(self, samples: Samples, say: Callable[[str], None], stop: Callable[[], bool]) -> dict | None:
-        """Fit a fresh net of the phase's ``student`` shape (seeded by the phase) to ``samples``
-        and keep it as :attr:`student_path`; the run's own net is left as it is."""
+        """Fit a net of the phase's ``student`` shape (random weights seeded by the phase, or the
+        earlier student ``start`` names) to ``samples`` and keep it as :attr:`student_path`; the
+        run's own net is left as it is."""
         assert self.d.student is not None
-        d = self.d
         torch.manual_seed(self.seed)
         student = build_net(self.d.student)
-        if d.start:  # goes on from an earlier student of its shape (the config checks the shape)
-            student.load_state_dict(load_checkpoint(self.run_dir / f"{d.start}.pt")["net_state"])
-        rng = np.random.default_rng(self.seed)
-        train, held = split(samples, 0.1, rng)
-        say(f"fitting a fresh student to {len(train)} samples of {train.decisions} decisions "
-            f"({held.decisions} held out), {d.epochs} passes")
-        if not fit(student, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final, batch_size=d.batch_size,
-                   rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop):
+        if self.d.start:  # goes on from an earlier student of its shape (the config checks the shape)
+            student.load_state_dict(load_checkpoint(self.run_dir / f"{self.d.start}.pt")["net_state"])
+        reached = self._fit(student, samples, f"the student ({self.d.start or 'random weights'})", say, stop)
+        if reached is None:
             return None
         save_checkpoint(self.student_path, {"net_config": student.config(), "net_state": student.state_dict(),
                                             "games": 0})
         say(f"the student is {self.student_path} (a bot: bgnet eval {self.student_path} gnubg:0)")
-        return {"samples": len(samples), "decisions": samples.decisions,
-                "held_out_loss": held_out_loss(student, held), "student": str(self.student_path)}
+        return dict(reached, student=str(self.student_path))
+
+    def _fit(self, net, samples: Samples, what: str, say: Callable[[str], None],
+             stop: Callable[[], bool]) -> dict | None:
+        """``net`` fitted in place to ``samples``, a tenth of their decisions held out: what it
+        reached, or None where ``stop`` ended the fit first."""
+        d = self.d
+        rng = np.random.default_rng(self.seed)
+        train, held = split(samples, 0.1, rng)
+        say(f"fitting {what} to {len(train)} samples of {train.decisions} decisions ({held.decisions} held "
+            f"out), {d.epochs} passes")
+        if not fit(net, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final, batch_size=d.batch_size,
+                   rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop):
+            return None
+        return {"samples": len(samples), "decisions": samples.decisions, "held_out_loss": held_out_loss(net, held)}
