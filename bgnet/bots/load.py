@@ -290,8 +290,7 @@ def load_teacher(spec: str):
     Traceback (most recent call last):
     bgnet.errors.BadArgument: gnubg:0 cannot be a teacher: targets come only from bgnet's own nets ...
     """
-    low = spec.strip().lower()
-    if low in ("random", "pubeval", "gnubg") or low.startswith(("random:", "gnubg:")):
+    if _without_net(spec):
         raise BadArgument(f"{spec} cannot be a teacher: targets come only from bgnet's own nets "
                           "(a shipped bot, a checkpoint, an exported bot or a run's folder)")
     path, _ = split_ply(spec.strip())
