@@ -9,8 +9,9 @@ XLA, every figure in CPU time of this process:
   from its chance outcomes), and of pgx's backgammon on the CPU (jit, vmap over a batch, random
   actions from its masks);
 * the PettingZoo AEC environment's cost per step (``agent_iter``, ``last``, ``step``: one whole
-  move) and per game, beside OpenSpiel's per decision (``legal_actions``, ``apply_action``: up to
-  two checkers) and per game;
+  turn, its roll included) and per game, beside OpenSpiel's per turn (a chance step and the one or
+  two decisions that play the roll), per decision (``legal_actions``, ``apply_action``: up to two
+  checkers) and per game;
 * the single environment with a bgnet bot as the opponent beside the bot's own decision on the
   same positions (its ``choose_moves``, and its one-call decision ``quick_choice`` where it has
   one, which the environment asks first), and the vector environment's cost per game and step
@@ -94,15 +95,16 @@ def engine_games(num_games: int, seconds: float) -> float:
     return games / (clock() - start)
 
 
-def openspiel_games(seconds: float) -> tuple[float, float, float] | str:
-    """(games/s, µs per decision, decisions per game) through OpenSpiel's Python API."""
+def openspiel_games(seconds: float) -> tuple[float, float, float, float] | str:
+    """(games/s, µs per decision, decisions per game, µs per turn) through OpenSpiel's Python API.
+    A turn is a roll (a chance node) and the decisions that play it: one, or two for a double."""
     try:
         import pyspiel
     except ImportError:
         return "not installed (pip install open_spiel)"
     game = pyspiel.load_game("backgammon")
     rng = random.Random(0)
-    games = decisions = 0
+    games = decisions = turns = 0
     start = clock()
     while clock() - start < seconds:
         state = game.new_initial_state()
@@ -110,12 +112,13 @@ def openspiel_games(seconds: float) -> tuple[float, float, float] | str:
             if state.is_chance_node():
                 outcomes, probs = zip(*state.chance_outcomes())
                 state.apply_action(rng.choices(outcomes, probs)[0])
+                turns += 1
             else:
                 state.apply_action(rng.choice(state.legal_actions()))
                 decisions += 1
         games += 1
     elapsed = clock() - start
-    return games / elapsed, elapsed / decisions * 1e6, decisions / games
+    return games / elapsed, elapsed / decisions * 1e6, decisions / games, elapsed / turns * 1e6
 
 
 def pgx_games(num_envs: int, seconds: float) -> tuple[float, float] | str:
@@ -301,13 +304,19 @@ def main() -> int:
               f"   (after {pgx_result[1]:.0f} s of compilation)")
         print(f"{'  vector env / pgx':46}{vec_gps / max(pgx_result[0], 1e-9):9.1f}x")
 
+    # A step of the AEC environment is a whole turn: the roll is made inside it. OpenSpiel's
+    # turn is a chance step and one decision (two for a double, each moving two checkers): the
+    # same work, so its cost per turn is the figure to compare; its cost per decision is printed
+    # too.
     print("\none game at a time, per step")
-    print(f"{'bgnet AEC env (PettingZoo), a whole move':46}{aec_us:8.1f} µs a step, {aec_gps:6.1f} games/s")
+    print(f"{'bgnet AEC env (PettingZoo), a step: a turn':46}{aec_us:8.1f} µs a step, {aec_gps:6.1f} games/s")
     if not isinstance(spiel, str):
-        print(f"{'OpenSpiel, a decision (up to two checkers)':46}{spiel[1]:8.1f} µs a step, {spiel[0]:6.1f} games/s"
-              f"   ({spiel[2]:.0f} decisions a game)")
-        print(f"{'  AEC per step / OpenSpiel per step':46}{spiel[1] / aec_us:7.1f}x   (goal: 2x);"
+        print(f"{'OpenSpiel, a turn (roll and its decisions)':46}{spiel[3]:8.1f} µs a turn, {spiel[0]:6.1f} games/s")
+        print(f"{'  AEC per step / OpenSpiel per turn':46}{spiel[3] / aec_us:7.1f}x   (goal: 2x);"
               f"  per game {aec_gps / spiel[0]:.1f}x")
+        print(f"{'OpenSpiel, a decision (up to two checkers)':46}{spiel[1]:8.1f} µs a decision"
+              f"   ({spiel[2]:.0f} decisions a game)")
+        print(f"{'  AEC per step / OpenSpiel per decision':46}{spiel[1] / aec_us:7.1f}x")
 
     b = bot_opponent(a.bot, s, a.envs)
     print(f"\nwith {a.bot} as the opponent")

@@ -6,7 +6,8 @@ dice are rolled inside ``step``, so every turn of ``env.agent_iter()`` is one wh
 agent in ``env.agent_selection``. ``observe(agent)`` (and ``last()``) give ``{"observation",
 "action_mask"}`` as described in :mod:`bgnet.envs.core`, from that agent's side: its dice units
 and mask are zero while it is not on roll. ``infos[agent]`` of the agent on roll holds its legal
-afterstates in action order (``"afterstates"``, ``[opponent, mover_after]``) and its dice. At the
+afterstates in action order (``"afterstates"``, ``[opponent, mover_after]``) and its dice (a
+read-only int64 array, higher die first). At the
 end the winner is rewarded the game's points (1, 2 or 3) and the loser their negative. An action
 outside the mask loses the game as a single game (``illegal_action="lose"``, the default,
 ``infos[agent]["illegal_action"]``), or raises :class:`bgnet.envs.core.IllegalAction`
@@ -45,6 +46,16 @@ AGENTS = ("player_0", "player_1")
 _INDEX = {agent: i for i, agent in enumerate(AGENTS)}
 RENDER_MODES = ("ansi", "human")
 _NO_DICE = np.zeros(2, np.int64)
+
+
+def _roll_array(high: int, low: int) -> np.ndarray:
+    dice = np.array([high, low], np.int64)
+    dice.flags.writeable = False
+    return dice
+
+
+# infos' "dice": one read-only array for each roll, shared (a copy on every step would cost more).
+_DICE = [[_roll_array(high, low) for low in range(7)] for high in range(7)]
 
 
 class BackgammonAEC(OneGame, AECEnv):
@@ -103,9 +114,8 @@ class BackgammonAEC(OneGame, AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        self._cumulative_rewards[agent] = 0
-        rewards = self.rewards
-        rewards[AGENTS[0]] = rewards[AGENTS[1]] = 0
+        # Rewards and cumulative rewards are all zero while the game goes on (only _finish pays,
+        # and the game is then over): nothing to clear on a live step.
         mover = self.on_roll
         turns = self._turns
         legal = len(turns.after)
@@ -116,18 +126,19 @@ class BackgammonAEC(OneGame, AECEnv):
                                     f"actions, 0 to {legal - 1} (see action_mask)")
             self._finish(1 - mover, 1)  # a move outside the rules loses a single game
             self.infos[agent] = {"illegal_action": True}
+            self._accumulate_rewards()
         else:
-            points = turns.move(a, self._rolls.roll())  # the other player's roll, used if it goes on
+            roll = self._rolls.roll()  # the other player's, used if the game goes on
+            points = turns.move(a, roll)
             if points:
                 self._finish(mover, points)  # the winner's checkers stay in board[1]
+                self._accumulate_rewards()
             else:  # as _prepare_turn, written out: this is most steps
                 self.on_roll = 1 - mover
                 other = AGENTS[1 - mover]
                 self.agent_selection = other
-                self.infos[other] = {"afterstates": turns.after, "dice": turns.dice.copy()}
+                self.infos[other] = {"afterstates": turns.after, "dice": _DICE[roll[0]][roll[1]]}
                 self.infos[agent] = {}
-        if rewards[agent]:  # only the last step pays
-            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -172,7 +183,8 @@ class BackgammonAEC(OneGame, AECEnv):
         """The player on roll has its afterstates (in ``_turns``): its info."""
         mover = AGENTS[self.on_roll]
         self.agent_selection = mover
-        self.infos[mover] = {"afterstates": self._turns.after, "dice": self._turns.dice.copy()}
+        dice = self._turns.dice
+        self.infos[mover] = {"afterstates": self._turns.after, "dice": _DICE[dice[0]][dice[1]]}
         self.infos[AGENTS[1 - self.on_roll]] = {}
 
     def _finish(self, winner: int, points: int) -> None:

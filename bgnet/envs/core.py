@@ -75,20 +75,21 @@ class DiceStream:
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
-        self._dice: list[int] = []  # two dice a roll, in the order drawn
+        self._rolls: list[list[int]] = []  # the block's rolls, higher die first, in the order drawn
         self._next = 0
         self._size = self.FIRST
 
     def roll(self) -> list[int]:
         """``[higher, lower]``, a fresh list each call."""
         i = self._next
-        if i == len(self._dice):
-            self._dice = self.rng.integers(1, 7, size=2 * self._size, dtype=np.int8).tolist()
+        if i == len(self._rolls):
+            dice = self.rng.integers(1, 7, size=(self._size, 2), dtype=np.int8)
+            dice.sort(axis=1)
+            self._rolls = dice[:, ::-1].tolist()  # a list per roll: each handed out once
             self._size = min(2 * self._size, self.MOST)
             i = 0
-        self._next = i + 2
-        a, b = self._dice[i], self._dice[i + 1]
-        return [a, b] if a >= b else [b, a]
+        self._next = i + 1
+        return self._rolls[i]
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
