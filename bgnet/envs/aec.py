@@ -126,13 +126,11 @@ class BackgammonAEC(OneGame, AECEnv):
                                     f"actions, 0 to {legal - 1} (see action_mask)")
             self._finish(1 - mover, 1)  # a move outside the rules loses a single game
             self.infos[agent] = {"illegal_action": True}
-            self._accumulate_rewards()
         else:
             roll = self._rolls.roll()  # the other player's, used if the game goes on
             points = turns.move(a, roll)
             if points:
                 self._finish(mover, points)  # the winner's checkers stay in board[1]
-                self._accumulate_rewards()
             else:  # as _prepare_turn, written out: this is most steps
                 self.on_roll = 1 - mover
                 other = AGENTS[1 - mover]
@@ -191,6 +189,7 @@ class BackgammonAEC(OneGame, AECEnv):
         """The game is over: ``winner`` (an index) gains ``points``, the other loses them."""
         self.rewards[AGENTS[winner]] = points
         self.rewards[AGENTS[1 - winner]] = -points
+        self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
         self.infos = {a: {} for a in self.agents}
         self._turns.end()
