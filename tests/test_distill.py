@@ -77,6 +77,15 @@ def test_fit_moves_the_net_toward_its_targets(bot, decisions):
     assert error() < 0.5 * before
 
 
+def test_a_fit_with_nothing_held_out_reports_no_figure_instead_of_failing(bot, decisions):
+    s = candidate_samples(bot, *decisions, keep=4, margin=0.3)
+    none = Samples(s.boards[:0], s.targets[:0], s.decision[:0])
+    lines = []
+    fit(ValueNet("tesauro", 12), s, none, epochs=1, lr=1e-2, batch_size=16, rng=np.random.default_rng(1),
+        log=lines.append)
+    assert "held-out nan" in lines[-1] and "agreement nan%" in lines[-1]
+
+
 def test_the_verb_writes_a_checkpoint_to_resume_and_reuses_its_samples(tmp_path, capsys):
     torch.manual_seed(1)
     net = SplitValueNet("extended", 8, race_hidden=4)

@@ -200,6 +200,8 @@ def choice_agreement(net, samples: Samples) -> float:
     from bgnet.bots.torch_eval import NetEvaluator
     from bgnet.nn.probs import equity, flip
 
+    if not len(samples):  # a fit too small for a held-out tenth
+        return float("nan")
     mine = equity(flip(NetEvaluator(net).positions(samples.boards)))  # the mover's equity
     theirs = equity(flip(samples.targets))
     starts = np.flatnonzero(np.r_[True, np.diff(samples.decision) != 0])
