@@ -54,8 +54,10 @@ def bot():
 
 @needs_bot
 def test_a_bot_makes_no_checker_error_by_its_own_judgement(tmp_path, bot):
+    # `bgnet eval` plays without the cube: judged by cubeless equity, as the games were played
+    # (judged cubefully, a move can lose a little where the two measures rank close moves apart).
     path = _eval_mat(tmp_path, str(default_bot_path()), "random:3", 2)
-    a = analyse_file(path, Judge(bot))
+    a = analyse_file(path, Judge(bot, cubeless_play=True))
     me, rnd = a.players
     assert me.unforced_moves > 10 and me.checker_error == pytest.approx(0.0, abs=1e-9)
     assert rnd.checker_rate > 50  # random moves are awful

@@ -191,7 +191,10 @@ def test_luck_agrees_with_gnu_backgammons_own_analysis(reference_files):
         rows = reference.comparison_rows(ours, ref)
         outside = [r for r in rows if r[4] is False]
         assert not outside, "\n".join(reference.format_rows(str(path), ours, ref))
-        assert sum(r[4] is True for r in rows) >= 8
+        # Luck total (two units) and rate for each player, and the result and the luck-adjusted
+        # result where the program printed them (it prints none for a session that ends level).
+        assert sum(r[4] is True for r in rows) >= 6
+        assert ref.result is None or sum(r[0].startswith("result") for r in rows) == 2
         # The rolls marked lucky and unlucky: a roll near a threshold may fall either side.
         for mark in reference.MARKS:
             assert all(abs(x - y) <= 1 for x, y in zip(ours.marks[mark], ref.marks[mark])), (path, mark)

@@ -475,12 +475,12 @@ def test_cubeless_play_chooses_trials_and_candidates_by_cubeless_equity(bot, tmp
     rollout_position(spy, start_position(), settings, CubeSetup(dmp))
     assert spy.seen and all(c is None for c in spy.seen)
     board = board_from_position_id("4Ak+wCrgs/AgCQ")
-    pick = {plain: candidate_moves(bot, board, 4, 6, top=1, cube=CubeSetup(dmp), cubeless_play=plain)[0][2]
+    pick = {plain: candidate_moves(bot, board, 5, 4, top=1, cube=CubeSetup(dmp), cubeless_play=plain)[0][2]
             for plain in (False, True)}
-    assert pick == {False: "20/14 18/14", True: "22/16 13/9"}
+    assert pick == {False: "18/9", True: "22/17* 13/9"}
     out = tmp_path / "r.json"
     for extra in ([], ["--cubeless-play"]):
-        assert main(["rollout", f"4Ak+wCrgs/AgCQ:{match_id(dmp.replace(dice=(4, 6)))}", "--trials", "6",
+        assert main(["rollout", f"4Ak+wCrgs/AgCQ:{match_id(dmp.replace(dice=(5, 4)))}", "--trials", "6",
                      "--truncate", "1", "--top", "1", "--quiet", "--json", str(out), *extra]) == 0
         data = json.loads(out.read_text())
         assert data["results"][0]["move"] == pick[bool(extra)]

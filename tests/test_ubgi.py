@@ -302,10 +302,10 @@ def test_chequer_play_is_chosen_by_the_match_s_own_measure(engine):
     move, and info names the figures the move was chosen by."""
     from bgnet.engine.position_id import board_from_position_id
 
-    board, dice = board_from_position_id("4Ak+wCrgs/AgCQ"), (4, 6)
+    board, dice = board_from_position_id("4Ak+wCrgs/AgCQ"), (5, 4)
     money = MatchContext(player_on_roll=0, turn=0, dice=dice, jacoby=True)
     dmp = MatchContext(player_on_roll=0, turn=0, dice=dice, match_length=7, score=(6, 6))
-    money_move, dmp_move = "22/16 13/9", "20/14 18/14"
+    money_move, dmp_move = "22/17 13/9", "18/13 13/9"  # UBGI's notation: no hit marks, each step
     engine.silent(f"position gnubgid {write_position(board, money, 'gnubg-id')}")
     info, best = engine.ask("go role chequer")
     assert best == f"bestmove {money_move}" and " cubeful " in info and " mwc " not in info
@@ -320,12 +320,12 @@ def test_chequer_play_is_chosen_by_the_match_s_own_measure(engine):
     assert engine.line() == dmp_move
     engine.silent("newsession money")
     engine.silent(f"position gnubgid {position_id(board)}")
-    engine.silent("dice 4 6")
+    engine.silent("dice 5 4")
     assert engine.best("go") == money_move
     engine.silent("newsession match 7")  # a new session forgets the position
     engine.silent("setscore 6 6")
     engine.silent(f"position gnubgid {position_id(board)}")
-    engine.silent("dice 4 6")
+    engine.silent("dice 5 4")
     assert engine.best("go") == dmp_move
     engine.silent("setoption name EvalMode value cubeless")
     try:
