@@ -58,13 +58,17 @@ class DistillPhase:
         self.run_dir = Path(run_dir)
         self.folder = self.run_dir / "labels" / cfg.phases[i].name  # a file name, unique (config.py)
         self.start = self.folder / START
-        self.student_path = self.run_dir / f"{cfg.phases[i].name}.pt"  # where a student phase keeps its net
+        self.student_path = self._student_file(cfg.phases[i].name)  # where a student phase keeps its net
+
+    def _student_file(self, phase_name: str) -> Path:
+        """Where the student phase ``phase_name`` of this run keeps its net."""
+        return self.run_dir / f"{phase_name}.pt"
 
     def settings(self) -> LabelSettings:
         d = self.d
         teacher = d.teacher or str(self.start)
         if d.prune:  # an earlier student, cheap, ranks each roll's moves inside the teacher's search
-            teacher += f"{PRUNE_OPTION}{self.run_dir / (d.prune + '.pt')}"
+            teacher += f"{PRUNE_OPTION}{self._student_file(d.prune)}"
         return LabelSettings(teacher=teacher, ply=d.ply, keep=d.keep, margin=d.margin,
                              explore=d.explore, per_shard=d.per_shard, seed=self.seed)
 
@@ -106,7 +110,7 @@ class DistillPhase:
         torch.manual_seed(self.seed)
         student = build_net(self.d.student)
         if self.d.start:  # goes on from an earlier student of its shape (the config checks the shape)
-            student.load_state_dict(load_checkpoint(self.run_dir / f"{self.d.start}.pt")["net_state"])
+            student.load_state_dict(load_checkpoint(self._student_file(self.d.start))["net_state"])
         reached = self._fit(student, samples, f"the student ({self.d.start or 'random weights'})", say, stop)
         if reached is None:
             return None
