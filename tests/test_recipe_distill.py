@@ -284,6 +284,19 @@ def test_a_student_phase_fits_a_fresh_net_of_its_shape_and_leaves_the_runs_own(r
     assert same(load_net(tmp_path / "again" / "student.pt")[0].state_dict(), student.state_dict())
 
 
+def test_a_run_that_made_a_student_ends_by_measuring_it_beside_its_own_net(recipes, tmp_path, capsys):
+    raw = with_student(recipes)
+    raw["eval"].update(final_games=6, opponents=["random"], error_rate=False)
+    summary = train(load_config(raw), tmp_path / "run")
+    student = tmp_path / "run" / "student.pt"
+    assert summary["student"] == str(student) and summary["student_eval"]["random"]["games"] == 6
+    assert summary["final_eval"]["random"]["games"] == 6  # the run's own net, as before
+    entry = latest(tmp_path / "run")["history"][-1]  # on the run's record, apart from its own curve
+    assert entry["student"] == str(student) and entry["student_eval"] == summary["student_eval"]
+    assert "eval" not in entry
+    assert f"the student {student}: [" in capsys.readouterr().out
+
+
 def test_the_expert_recipe_ends_in_a_one_layer_student_taught_by_both_search_phases():
     from hydra import compose, initialize_config_dir
 

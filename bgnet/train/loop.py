@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from bgnet.atomic import write_atomic
 from bgnet.bots.net import NetBot
-from bgnet.nn.checkpoint import save_checkpoint
+from bgnet.nn.checkpoint import load_net, save_checkpoint
 from bgnet.train.config import RunConfig, eval_every, load_config
 from bgnet.train.distill_phase import DistillPhase, due
 from bgnet.train.learn import Learner, concat_games, learn_step, race_positions, set_threads, weight_norm
@@ -401,6 +401,20 @@ class Sitting:
             if eval_every(self.cfg) and state.games < self.cfg.train.games:  # the phase's gain on the curve
                 self._evaluate(self.cfg.eval.games, None)
 
+    def _final_evaluation(self, net) -> dict:
+        """``eval.final_games`` games of ``net`` against each opponent, and its error rate where
+        the run measures one."""
+        E, device = self.cfg.eval, self.state.device
+        res = evaluate_against(net, device, E.opponents, E.final_games, seed=self.cfg.seed + 2)
+        if E.error_rate:
+            res["error_rate"] = error_rates(net, device)
+        return res
+
+    def _student(self) -> Path | None:
+        """The net of the run's last student phase done (:mod:`bgnet.train.distill_phase`), if any."""
+        done = [i for i in self.state.distilled if getattr(self.cfg.phases[i].distill, "student", None) is not None]
+        return DistillPhase(self.cfg, max(done), self.run_dir).student_path if done else None
+
     def _says(self, phase: str) -> Callable[[str], None]:
         return lambda text: self.report.says(f"{phase}: {text}")
 
@@ -443,16 +457,22 @@ class Sitting:
                    "wall_hours": round(spent["wall_seconds"] / 3600, 3)}
         summary.update(self.source.summary())
         if E.final_games and state.games >= self.cfg.train.games:
-            res = evaluate_against(state.net, state.device, E.opponents, E.final_games, seed=self.cfg.seed + 2)
-            if E.error_rate:
-                res["error_rate"] = error_rates(state.net, state.device)
+            res = self._final_evaluation(state.net)
             state.record(self.schedule.name(), self._spent(), eval=plain(res), final=True)
             self.report.evaluation(res, state.games, self._spent(), shown=False)
             summary["final_eval"] = res
+            lines = [format_eval(res, state.games)]
+            student = self._student()
+            if student is not None:  # the recipe's product: the fast net its last student phase made
+                mine = self._final_evaluation(load_net(student, state.device)[0])
+                state.record(self.schedule.name(), self._spent(), student=str(student), student_eval=plain(mine))
+                summary.update(student=str(student), student_eval=mine)
+                lines.append(f"the student {student}: {format_eval(mine, state.games)}")
+                LOG.info(lines[-1])
             self._save(LATEST, metrics=res)
             if not (self.checkpoints.dir / self.checkpoints.name(state.games)).exists():
                 self._save(metrics=res, numbered=True)
-            print(format_eval(res, state.games))
+            print("\n".join(lines))
         self.report.close()
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
         return summary
