@@ -77,6 +77,32 @@ def test_fit_moves_the_net_toward_its_targets(bot, decisions):
     assert error() < 0.5 * before
 
 
+def test_a_fit_with_a_rank_weight_learns_the_order_of_each_decisions_candidates(bot, decisions):
+    import torch as t
+
+    from bgnet.train.distill import DecisionRuns, within_decision_loss
+
+    s = candidate_samples(bot, *decisions, keep=4, margin=0.3)
+    x = torch.from_numpy(encode(s.boards, "tesauro"))
+    runs = DecisionRuns(s)
+    rows, which = runs.rows(np.arange(len(runs)))
+    assert np.array_equal(rows, np.arange(len(s)))  # every decision, in order: every sample once
+
+    def order_error(net) -> float:
+        with t.no_grad():
+            return float(within_decision_loss(net(x), t.from_numpy(s.targets), t.from_numpy(which), len(runs)))
+
+    errors = {}
+    for weight in (0.0, 30.0):
+        torch.manual_seed(4)
+        net = ValueNet("tesauro", 12)
+        before = order_error(net)
+        fit(net, s, s, epochs=5, lr=1e-2, batch_size=16, rng=np.random.default_rng(1), log=lambda *_: None,
+            rank_weight=weight)
+        errors[weight] = order_error(net)
+    assert errors[30.0] < 0.5 * before and errors[30.0] < errors[0.0]
+
+
 def test_a_fit_with_nothing_held_out_reports_no_figure_instead_of_failing(bot, decisions):
     s = candidate_samples(bot, *decisions, keep=4, margin=0.3)
     none = Samples(s.boards[:0], s.targets[:0], s.decision[:0])
@@ -104,7 +130,7 @@ def test_the_verb_writes_a_checkpoint_to_resume_and_reuses_its_samples(tmp_path,
 
 
 @pytest.mark.parametrize("args,code", [(["--decisions", "0"], 2), (["--lr", "-1"], 2), (["--keep", "x"], 2),
-                                       (["--data", "no/such/folder/s.npz"], 2)])
+                                       (["--data", "no/such/folder/s.npz"], 2), (["--rank-weight", "-1"], 2)])
 def test_the_verb_refuses_bad_settings(tmp_path, args, code):
     assert main(["distill", str(tmp_path / "none.pt"), str(tmp_path / "o.pt"), *args]) == code
 

@@ -85,6 +85,7 @@ def test_a_distill_phase_holds_no_games_and_loads_back_the_same(recipes):
     ("phases.1.distill.lr=0", r"distill\.lr' must be > 0; got 0"),
     ("phases.1.distill.ply=3", r"distill\.ply' must be <= 2; got 3"),
     ("phases.1.distill.margin=-1", r"distill\.margin' must be > 0"),
+    ("phases.1.distill.rank_weight=-2", r"distill\.rank_weight' must be >= 0; got -2"),
     ("+phases.1.distill.rounds=2", r"unknown config key\(s\) in 'phases\[1\]\.distill': rounds"),
     ("phases.1.until=200", r"'phases\[1\] \(fit-to-search\)\.until' must be 150, where the phase before it ends"),
     ("+phases.1.train.lam=0.5", r"a distill phase plays no games"),

@@ -285,6 +285,9 @@ def distill_main(argv: list[str]) -> int:
     p.add_argument("--lr-final", type=positive_arg(float, "--lr-final"), default=None,
                    help="the rate falls linearly to this over the passes (default: constant)")
     p.add_argument("--batch-size", type=positive_arg(int, "--batch-size"), default=64, help="minibatch (default 64)")
+    p.add_argument("--rank-weight", type=positive_arg(float, "--rank-weight"), default=0.0,
+                   help="also fit the order of each decision's candidates, with this weight beside the "
+                        "values' error (batches of whole decisions; default: values only)")
     p.add_argument("--workers", type=positive_arg(int, "--workers"), default=1,
                    help="processes drawing the decisions (default 1)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the dice and the passes (default 0)")
@@ -307,7 +310,7 @@ def distill_main(argv: list[str]) -> int:
         given = load_folders(a.labels)
     distill_checkpoint(a.checkpoint, a.out, decisions=a.decisions, samples_file=a.data, given=given,
                        keep=a.keep, margin=a.margin, epochs=a.epochs, lr=a.lr, lr_final=a.lr_final,
-                       batch_size=a.batch_size, workers=a.workers, seed=a.seed)
+                       batch_size=a.batch_size, workers=a.workers, seed=a.seed, rank_weight=a.rank_weight)
     return 0
 
 

@@ -121,6 +121,7 @@ class DistillConfig:
     lr: float = 0.0002  # the fit's learning rate at its first step ...
     lr_final: float | None = None  # ... falling linearly to this by its last (None: constant)
     batch_size: int = 256  # samples in one step of the fit
+    rank_weight: float = 0.0  # weight of the order of each decision's candidates in the fit's loss (0: none)
     also: list[str] = field(default_factory=list)  # earlier distill phases whose labels are fitted too
     student: ModelConfig | None = None  # a net of this shape is fitted instead of the run's, kept as <run>/<name>.pt
     start: str = ""  # a student phase: the earlier student phase whose net it goes on from ("": random weights)
@@ -382,6 +383,7 @@ def _check_distill_phase(phase: Phase, where: str, before: int, before_names: li
     _number(f"{key}.margin", d.margin, lo=0, lo_open=True)
     _number(f"{key}.explore", d.explore, lo=0, hi=1, hi_open=True)
     _number(f"{key}.lr", d.lr, lo=0, lo_open=True)
+    _number(f"{key}.rank_weight", d.rank_weight, lo=0)
     if d.lr_final is not None:
         _number(f"{key}.lr_final", d.lr_final, lo=0)
     if not isinstance(d.also, list) or not all(isinstance(n, str) and n in before_names for n in d.also):

@@ -204,7 +204,7 @@ def choice_agreement(net, samples: Samples) -> float:
         return float("nan")
     mine = equity(flip(NetEvaluator(net).positions(samples.boards)))  # the mover's equity
     theirs = equity(flip(samples.targets))
-    starts = np.flatnonzero(np.r_[True, np.diff(samples.decision) != 0])
+    starts = DecisionRuns(samples).starts
     a = np.maximum.reduceat(mine, starts) == mine[_first_best(theirs, starts)]
     return float(a.mean()) if len(a) else float("nan")
 
@@ -235,31 +235,43 @@ def held_out_loss(net, samples: Samples) -> float:
 
 def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_size: int,
         rng: np.random.Generator, lr_final: float | None = None, log=print,
-        stop: Callable[[], bool] | None = None) -> bool:
+        stop: Callable[[], bool] | None = None, rank_weight: float = 0.0) -> bool:
     """Fit ``net`` to the samples with a fresh Adam, the rate falling linearly from ``lr`` to
     ``lr_final`` over the passes (constant without it), reporting the held-out loss and agreement
     each pass. ``stop``, asked after each pass, ends the fit early where it says so; returns
-    whether every pass was made."""
+    whether every pass was made.
+
+    The loss is the squared error of the five probabilities. ``rank_weight`` above 0 adds that
+    many times :func:`within_decision_loss` (each batch then holds whole decisions, about
+    ``batch_size`` samples): what a 0-ply choice needs is the order of a decision's candidates,
+    and their values differ by less than the error a net makes on each."""
     import torch
 
     from bgnet.train.learn import Learner
 
     opt = torch.optim.Adam(net.parameters(), lr=lr)
-    learner = Learner(net, opt, "mse", "cpu", fast_cpu=True)
+    learner = Learner(net, opt, "mse", "cpu", fast_cpu=not rank_weight)
     log(f"before: held-out loss {held_out_loss(net, held):.6f}; 0-ply choice agrees with the "
         f"teacher on {choice_agreement(net, held):.1%} of {held.decisions} held-out decisions")
-    steps = epochs * -(-len(samples) // batch_size)
+    runs = DecisionRuns(samples)
+    per = max(1, round(batch_size * len(runs) / max(1, len(samples)))) if rank_weight else batch_size
+    units = len(runs) if rank_weight else len(samples)  # what a batch is made of: decisions, or samples
+    steps = epochs * -(-units // per)
     step = 0
     for epoch in range(epochs):
         t0, losses = time.time(), []
         net.train()
-        perm = rng.permutation(len(samples))
-        for lo in range(0, len(perm), batch_size):
+        order = rng.permutation(units)
+        for lo in range(0, units, per):
             if lr_final is not None:
                 for group in opt.param_groups:
                     group["lr"] = lr + (lr_final - lr) * step / max(1, steps - 1)
-            sel = perm[lo:lo + batch_size]
-            losses.append(learner.update(samples.boards[sel], samples.targets[sel]))
+            if rank_weight:
+                rows, which = runs.rows(order[lo:lo + per])
+                losses.append(_ranked_update(net, opt, samples, rows, which, rank_weight))
+            else:
+                sel = order[lo:lo + per]
+                losses.append(learner.update(samples.boards[sel], samples.targets[sel]))
             step += 1
         net.eval()
         log(f"pass {epoch + 1}/{epochs}: loss {np.mean(losses):.6f}, held-out {held_out_loss(net, held):.6f}, "
@@ -267,6 +279,72 @@ def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_s
         if stop is not None and stop() and epoch + 1 < epochs:
             return False
     return True
+
+
+def within_decision_loss(probs, targets, group, groups: int):
+    """The mean squared error of each candidate's equity measured from its decision's mean, the
+    net's against the teacher's (torch tensors: probabilities [S, 5], ``group`` [S] the decision
+    of each sample, 0 .. ``groups`` - 1): zero where the net is off by the same amount on every
+    candidate of a decision, which changes no choice.
+
+    >>> import torch
+    >>> t = torch.tensor([[0.5, 0.1, 0.0, 0.1, 0.0], [0.6, 0.1, 0.0, 0.1, 0.0]])
+    >>> round(float(within_decision_loss(t + 0.05 * torch.tensor([1.0, 0, 0, 0, 0]), t, torch.tensor([0, 0]), 1)), 6)
+    0.0
+    >>> round(float(within_decision_loss(t.flip(0), t, torch.tensor([0, 0]), 1)), 4)
+    0.04
+    """
+    import torch
+
+    from bgnet.nn.probs import equity
+
+    off = equity(probs) - equity(targets)
+    count = torch.zeros(groups, dtype=off.dtype).index_add_(0, group, torch.ones_like(off))
+    mean = torch.zeros(groups, dtype=off.dtype).index_add_(0, group, off) / count
+    return ((off - mean[group]) ** 2).mean()
+
+
+class DecisionRuns:
+    """Where each decision's samples lie (together, as labels and :func:`split` keep them)."""
+
+    def __init__(self, samples: Samples):
+        self.starts = np.flatnonzero(np.r_[True, np.diff(samples.decision) != 0])
+        self.sizes = np.diff(np.r_[self.starts, len(samples)])
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def rows(self, decisions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The samples of ``decisions`` (indices of runs), and for each its place in ``decisions``.
+
+        >>> runs = DecisionRuns(Samples(np.zeros((5, 2, 25), np.int8), np.zeros((5, 5), np.float32),
+        ...                             np.array([0, 0, 1, 2, 2])))
+        >>> [a.tolist() for a in runs.rows(np.array([2, 0]))]
+        [[3, 4, 0, 1], [0, 0, 1, 1]]
+        """
+        sizes = self.sizes[decisions]
+        shift = np.repeat(self.starts[decisions] - np.r_[0, np.cumsum(sizes)[:-1]], sizes)
+        return shift + np.arange(sizes.sum()), np.repeat(np.arange(len(decisions)), sizes)
+
+
+def _ranked_update(net, opt, samples: Samples, rows: np.ndarray, group: np.ndarray, weight: float) -> float:
+    """One step on the samples ``rows`` (whole decisions, ``group`` telling them apart): the
+    squared error plus ``weight`` times :func:`within_decision_loss`; returns the squared error."""
+    import torch
+
+    from bgnet.nn.encode import encode, race_mask
+    from bgnet.nn.model import SplitValueNet, probability_loss
+
+    boards = samples.boards[rows]
+    x = torch.from_numpy(encode(boards, net.encoding))
+    probs = net(x, torch.from_numpy(race_mask(boards))) if isinstance(net, SplitValueNet) else net(x)
+    targets = torch.from_numpy(samples.targets[rows])
+    mse = probability_loss(probs, targets, "mse")
+    loss = mse + weight * within_decision_loss(probs, targets, torch.from_numpy(group), int(group[-1]) + 1)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return float(mse.detach())
 
 
 def student_start(path: str):
@@ -287,7 +365,7 @@ def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
                        samples_file: str | None = None, given: Samples | None = None, keep: int = 5,
                        margin: float = MARGIN, epochs: int = 2, lr: float = 1e-5,
                        lr_final: float | None = None, batch_size: int = 64, workers: int = 1,
-                       seed: int = 0) -> None:
+                       seed: int = 0, rank_weight: float = 0.0) -> None:
     """Fit the net of ``checkpoint`` (a ``.pt``, or an exported bot's net) and write it to
     ``out``, without an optimizer state. The samples: those ``given`` (a teacher's values from
     labels folders made by ``bgnet label``: :func:`bgnet.train.labels.load_folders`), or those
@@ -314,6 +392,7 @@ def distill_checkpoint(checkpoint: str, out: str, *, decisions: int = 100_000,
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
     train, held = split(samples, 0.1, rng)
-    fit(net, train, held, epochs=epochs, lr=lr, lr_final=lr_final, batch_size=batch_size, rng=rng)
+    fit(net, train, held, epochs=epochs, lr=lr, lr_final=lr_final, batch_size=batch_size, rng=rng,
+        rank_weight=rank_weight)
     save_checkpoint(out, dict(data, net_state=net.state_dict(), optimizer_state=None))
     print(f"wrote {out}; a run resumed from it starts a fresh optimizer")

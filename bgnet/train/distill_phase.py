@@ -127,8 +127,8 @@ class DistillPhase:
         rng = np.random.default_rng(self.seed)
         train, held = split(samples, 0.1, rng)
         say(f"fitting {what} to {len(train)} samples of {train.decisions} decisions ({held.decisions} held "
-            f"out), {d.epochs} passes")
+            f"out), {d.epochs} passes" + (f", the order of candidates weighted {d.rank_weight:g}" if d.rank_weight else ""))
         if not fit(net, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final, batch_size=d.batch_size,
-                   rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop):
+                   rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop, rank_weight=d.rank_weight):
             return None
         return {"samples": len(samples), "decisions": samples.decisions, "held_out_loss": held_out_loss(net, held)}
