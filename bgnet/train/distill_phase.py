@@ -126,8 +126,9 @@ class DistillPhase:
         d = self.d
         rng = np.random.default_rng(self.seed)
         train, held = split(samples, 0.1, rng)
+        ranked = f", the order of candidates weighted {d.rank_weight:g}" if d.rank_weight else ""
         say(f"fitting {what} to {len(train)} samples of {train.decisions} decisions ({held.decisions} held "
-            f"out), {d.epochs} passes" + (f", the order of candidates weighted {d.rank_weight:g}" if d.rank_weight else ""))
+            f"out), {d.epochs} passes{ranked}")
         if not fit(net, train, held, epochs=d.epochs, lr=d.lr, lr_final=d.lr_final, batch_size=d.batch_size,
                    rng=rng, log=lambda text: say(f"fitting: {text}"), stop=stop, rank_weight=d.rank_weight):
             return None
