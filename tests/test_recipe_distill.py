@@ -313,6 +313,7 @@ def test_the_expert_recipe_ends_in_a_one_layer_student_taught_by_both_search_pha
     assert [(d.teacher, d.ply, d.prune) for d in searches] == [("", 1, "student-0"), ("", 1, "student-0")]
     student = distills[-1].distill
     assert student.also == ["search-1", "search-2"] and student.shards == 0 and student.start == "student-0"
+    assert student.rank_weight > 0 and all(d.rank_weight == 0 for d in searches)  # the order, for the student
     assert student.student is not None
     config = build_net(student.student).config()  # one hidden layer in each part: a fast net
     assert len(config["contact"]["hidden"]) == 1 and len(config["race"]["hidden"]) == 1
