@@ -368,3 +368,18 @@ def test_a_student_goes_on_only_from_an_earlier_student_of_its_shape(recipes):
     raw["phases"].insert(3, {"name": "wider", "until": 150, "distill": other})
     with pytest.raises(ConfigError, match=r"distill\.start' must name an earlier student phase of the same shape"):
         load_config(raw)
+
+
+def test_the_compute_of_a_phase_counts_the_child_processes_it_finished():
+    import subprocess
+    import sys
+
+    from bgnet.train.state import Clock
+
+    clock = Clock({"cpu_seconds": 0.0, "wall_seconds": 0.0})
+    counted = clock.counting_children()
+    subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                    "while time.process_time() - t < 0.5: pass"], check=True)
+    mine = clock.spent(0.0)["cpu_seconds"]
+    counted()
+    assert clock.spent(0.0)["cpu_seconds"] - mine >= 0.45  # the child's half second, and no less

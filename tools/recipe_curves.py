@@ -101,6 +101,8 @@ def plot(runs: dict[str, tuple[list[dict], list[dict]]], hand: list[dict], out: 
                 ax.plot([r["core_hours"] for r in hp], [r[key] for r in hp], marker="s", ls="--",
                         label="the hand path (stages 1-23)")
             ax.axhline(gnubg, color="grey", lw=0.8, ls=":", label="gnubg 0-ply")
+            if key == "er":  # the first evaluations, far above, would flatten the rest
+                ax.set_ylim(2.0, min(ax.get_ylim()[1], 8.0))
             ax.set_xlabel("compute (core-hours)")
             ax.set_ylabel(label)
             ax.grid(alpha=0.3)

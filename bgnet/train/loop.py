@@ -388,9 +388,11 @@ class Sitting:
             phase = self.cfg.phases[i]
             name = f"phase {i + 1}/{len(self.cfg.phases)} {phase.name}".rstrip()
             self.report.phase_begins(state.games, i, name, name + " (distill)")
+            counted = self.clock.counting_children()  # the labelling's worker processes
             reached = DistillPhase(self.cfg, i, self.run_dir).run(
                 state.net, state.games, say=self._says(name), stop=lambda: self.signals.signal is not None,
                 progress=self.progress)
+            counted()
             if reached is None:
                 return
             state.distilled.append(i)

@@ -12,8 +12,10 @@ A checkpoint holds plain Python values, lists, dicts and torch tensors only, so 
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -180,7 +182,24 @@ class Clock:
         """Wall seconds of this sitting."""
         return time.perf_counter() - self.t_start
 
+    def counting_children(self) -> Callable[[], None]:
+        """Begins counting the CPU seconds of the child processes this process finishes (a
+        distill phase's labelling workers) from now; the function returned adds them to the
+        run's. Ray's processes are children too but outlive the span counted, and their
+        self-play is counted by the source."""
+        start = _children_cpu_seconds()
+
+        def stop() -> None:
+            self.before["cpu_seconds"] += _children_cpu_seconds() - start
+        return stop
+
     def spent(self, remote_cpu_seconds: float) -> dict:
         return {"cpu_seconds": self.before["cpu_seconds"] + time.process_time() - self.cpu_start
                 + remote_cpu_seconds,
                 "wall_seconds": self.before["wall_seconds"] + self.seconds()}
+
+
+def _children_cpu_seconds() -> float:
+    """CPU seconds of the child processes this process has waited for."""
+    t = os.times()
+    return t.children_user + t.children_system
