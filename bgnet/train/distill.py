@@ -268,7 +268,7 @@ def fit(net, samples: Samples, held: Samples, *, epochs: int, lr: float, batch_s
                     group["lr"] = lr + (lr_final - lr) * step / max(1, steps - 1)
             if rank_weight:
                 rows, which = runs.rows(order[lo:lo + per])
-                losses.append(_ranked_update(net, opt, samples, rows, which, rank_weight))
+                losses.append(_ranked_update(learner, samples, rows, which, rank_weight))
             else:
                 sel = order[lo:lo + per]
                 losses.append(learner.update(samples.boards[sel], samples.targets[sel]))
@@ -327,23 +327,21 @@ class DecisionRuns:
         return shift + np.arange(sizes.sum()), np.repeat(np.arange(len(decisions)), sizes)
 
 
-def _ranked_update(net, opt, samples: Samples, rows: np.ndarray, group: np.ndarray, weight: float) -> float:
-    """One step on the samples ``rows`` (whole decisions, ``group`` telling them apart): the
-    squared error plus ``weight`` times :func:`within_decision_loss`; returns the squared error."""
+def _ranked_update(learner, samples: Samples, rows: np.ndarray, group: np.ndarray, weight: float) -> float:
+    """One step of ``learner``'s net and optimizer on the samples ``rows`` (whole decisions,
+    ``group`` telling them apart): the squared error plus ``weight`` times
+    :func:`within_decision_loss`; returns the squared error."""
     import torch
 
-    from bgnet.nn.encode import encode, race_mask
-    from bgnet.nn.model import SplitValueNet, probability_loss
+    from bgnet.nn.model import probability_loss
 
-    boards = samples.boards[rows]
-    x = torch.from_numpy(encode(boards, net.encoding))
-    probs = net(x, torch.from_numpy(race_mask(boards))) if isinstance(net, SplitValueNet) else net(x)
+    probs = learner.net(*learner.inputs(samples.boards[rows]))
     targets = torch.from_numpy(samples.targets[rows])
     mse = probability_loss(probs, targets, "mse")
     loss = mse + weight * within_decision_loss(probs, targets, torch.from_numpy(group), int(group[-1]) + 1)
-    opt.zero_grad(set_to_none=True)
+    learner.opt.zero_grad(set_to_none=True)
     loss.backward()
-    opt.step()
+    learner.opt.step()
     return float(mse.detach())
 
 

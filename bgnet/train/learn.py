@@ -162,12 +162,16 @@ class Learner:
                 w[:, self.first:].sub_(old).mul_(self.scale).add_(old)
         return loss
 
+    def inputs(self, boards: np.ndarray) -> tuple:
+        """The net's arguments for ``boards``: the encoded positions, and for a split net which are races."""
+        x = torch.from_numpy(encode(boards, self.net.encoding)).to(self.device)
+        return (x, torch.from_numpy(race_mask(boards)).to(self.device)) if self.split else (x,)
+
     def _step(self, boards: np.ndarray, targets: np.ndarray) -> float:
         if self.fast is not None:
             return self.fast.update(boards, targets)
-        x = torch.from_numpy(encode(boards, self.net.encoding)).to(self.device)
         y = torch.from_numpy(targets).to(self.device)
-        args = (x, torch.from_numpy(race_mask(boards)).to(self.device)) if self.split else (x,)
+        args = self.inputs(boards)
         if self.loss == "bce":
             loss = conditional_loss(self.net.forward_logits(*args), y)
         else:
